@@ -1,0 +1,299 @@
+//! The convex polyhedron: vertices, edges and faces with half-edge adjacency.
+
+use std::collections::HashMap;
+
+use glam::DVec3;
+
+use crate::error::GeomError;
+
+/// One directed side of an edge, as it runs counter-clockwise (seen from outside) around
+/// the boundary of its face.
+///
+/// The half-edges of a face are stored one after another in the order of its loop, so the
+/// successor of half-edge `h` in face `f` is `h + 1`, wrapping to `f.first_half_edge`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HalfEdge {
+    /// The vertex this half-edge starts at.
+    pub origin: u32,
+    /// The opposite half-edge: same edge, other face, other direction.
+    pub twin: u32,
+    /// The next half-edge around the same face.
+    pub next: u32,
+    /// The previous half-edge around the same face.
+    pub prev: u32,
+    /// The face on the left of this half-edge (its face).
+    pub face: u32,
+    /// The undirected edge this half-edge belongs to.
+    pub edge: u32,
+}
+
+/// A planar convex face.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Face {
+    /// Outward unit normal.
+    pub normal: DVec3,
+    /// Plane offset: a point `x` of the face satisfies `normal · x = offset`.
+    pub offset: f64,
+    /// First of the face's half-edges (they are contiguous).
+    pub first_half_edge: u32,
+    /// Number of vertices (and half-edges) of the face.
+    pub vertex_count: u32,
+}
+
+impl Face {
+    /// Index range of the face's half-edges.
+    #[must_use]
+    pub fn half_edges(&self) -> std::ops::Range<usize> {
+        let first = self.first_half_edge as usize;
+        first..first + self.vertex_count as usize
+    }
+
+    /// Signed distance of a point from the face's plane, positive outside.
+    #[must_use]
+    pub fn signed_distance(&self, point: DVec3) -> f64 {
+        self.normal.dot(point) - self.offset
+    }
+}
+
+/// A convex polyhedron with planar faces and half-edge adjacency.
+///
+/// Built by [`ConvexPolyhedron::from_points`]. Coordinates are those of the input points
+/// (no re-centring); faces are planar convex polygons, counter-clockwise seen from outside.
+/// Euler's formula `V − E + F = 2` holds for every polyhedron.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConvexPolyhedron {
+    vertices: Vec<DVec3>,
+    half_edges: Vec<HalfEdge>,
+    faces: Vec<Face>,
+    /// One outgoing half-edge per vertex.
+    vertex_half_edge: Vec<u32>,
+    /// The two vertices of every undirected edge, and one of its half-edges.
+    edges: Vec<[u32; 2]>,
+    edge_half_edge: Vec<u32>,
+}
+
+impl ConvexPolyhedron {
+    /// Builds the half-edge structure from outward counter-clockwise face loops over
+    /// indices into `points`. Only points used by some loop become vertices, in the order of
+    /// their index in `points`.
+    pub(crate) fn from_face_loops(points: &[DVec3], loops: &[Vec<u32>]) -> Result<Self, GeomError> {
+        let internal = |m: String| GeomError::HullConstruction(m);
+
+        let mut vertex_of_point: HashMap<u32, u32> = HashMap::new();
+        let mut used: Vec<u32> = loops.iter().flatten().copied().collect();
+        used.sort_unstable();
+        used.dedup();
+        for (v, &p) in used.iter().enumerate() {
+            vertex_of_point.insert(p, v as u32);
+        }
+        let vertices: Vec<DVec3> = used.iter().map(|&p| points[p as usize]).collect();
+
+        let mut half_edges = Vec::with_capacity(loops.iter().map(Vec::len).sum());
+        let mut faces = Vec::with_capacity(loops.len());
+        let mut directed: HashMap<(u32, u32), u32> = HashMap::new();
+        for (f, face_loop) in loops.iter().enumerate() {
+            if face_loop.len() < 3 {
+                return Err(internal(format!(
+                    "face {f} has {} vertices",
+                    face_loop.len()
+                )));
+            }
+            let first = half_edges.len() as u32;
+            let count = face_loop.len() as u32;
+            for (k, p) in face_loop.iter().enumerate() {
+                let origin = vertex_of_point[p];
+                let dest = vertex_of_point[&face_loop[(k + 1) % face_loop.len()]];
+                let h = first + k as u32;
+                if directed.insert((origin, dest), h).is_some() {
+                    return Err(internal(format!("edge ({origin}, {dest}) appears twice")));
+                }
+                half_edges.push(HalfEdge {
+                    origin,
+                    twin: u32::MAX,
+                    next: first + (k as u32 + 1) % count,
+                    prev: first + (k as u32 + count - 1) % count,
+                    face: f as u32,
+                    edge: u32::MAX,
+                });
+            }
+            let loop_points: Vec<DVec3> = face_loop.iter().map(|&p| points[p as usize]).collect();
+            let normal = polygon_area_vector(&loop_points)
+                .try_normalize()
+                .ok_or_else(|| internal(format!("face {f} has no area")))?;
+            let centre = loop_points.iter().sum::<DVec3>() / loop_points.len() as f64;
+            faces.push(Face {
+                normal,
+                offset: normal.dot(centre),
+                first_half_edge: first,
+                vertex_count: count,
+            });
+        }
+
+        let mut edges = Vec::new();
+        let mut edge_half_edge = Vec::new();
+        for h in 0..half_edges.len() {
+            let origin = half_edges[h].origin;
+            let dest = half_edges[half_edges[h].next as usize].origin;
+            let twin = *directed
+                .get(&(dest, origin))
+                .ok_or_else(|| internal(format!("edge ({origin}, {dest}) has no twin")))?;
+            half_edges[h].twin = twin;
+            if (h as u32) < twin {
+                half_edges[h].edge = edges.len() as u32;
+                half_edges[twin as usize].edge = edges.len() as u32;
+                edges.push([origin, dest]);
+                edge_half_edge.push(h as u32);
+            }
+        }
+
+        let mut vertex_half_edge = vec![u32::MAX; vertices.len()];
+        for (h, he) in half_edges.iter().enumerate() {
+            let slot = &mut vertex_half_edge[he.origin as usize];
+            if *slot == u32::MAX {
+                *slot = h as u32;
+            }
+        }
+
+        let poly = ConvexPolyhedron {
+            vertices,
+            half_edges,
+            faces,
+            vertex_half_edge,
+            edges,
+            edge_half_edge,
+        };
+        let euler = poly.vertices.len() as i64 - poly.edges.len() as i64 + poly.faces.len() as i64;
+        if euler != 2 {
+            return Err(internal(format!(
+                "Euler characteristic {euler}, expected 2"
+            )));
+        }
+        Ok(poly)
+    }
+
+    /// The vertices, in the coordinates they were given.
+    #[must_use]
+    pub fn vertices(&self) -> &[DVec3] {
+        &self.vertices
+    }
+
+    /// The faces.
+    #[must_use]
+    pub fn faces(&self) -> &[Face] {
+        &self.faces
+    }
+
+    /// All half-edges; those of face `f` are `half_edges()[faces()[f].half_edges()]`.
+    #[must_use]
+    pub fn half_edges(&self) -> &[HalfEdge] {
+        &self.half_edges
+    }
+
+    /// The undirected edges as pairs of vertex indices.
+    #[must_use]
+    pub fn edges(&self) -> &[[u32; 2]] {
+        &self.edges
+    }
+
+    /// One of the two half-edges of edge `e` (the one running from `edges()[e][0]`).
+    #[must_use]
+    pub fn edge_half_edge(&self, e: usize) -> u32 {
+        self.edge_half_edge[e]
+    }
+
+    /// The two faces that meet at edge `e`.
+    #[must_use]
+    pub fn edge_faces(&self, e: usize) -> [u32; 2] {
+        let h = self.half_edges[self.edge_half_edge[e] as usize];
+        [h.face, self.half_edges[h.twin as usize].face]
+    }
+
+    /// The vertex indices of face `f`, counter-clockwise seen from outside.
+    pub fn face_vertices(&self, f: usize) -> impl ExactSizeIterator<Item = u32> + '_ {
+        self.half_edges[self.faces[f].half_edges()]
+            .iter()
+            .map(|h| h.origin)
+    }
+
+    /// The half-edges leaving vertex `v`, in rotational order around it.
+    pub fn vertex_half_edges(&self, v: usize) -> VertexHalfEdges<'_> {
+        let start = self.vertex_half_edge[v];
+        VertexHalfEdges {
+            half_edges: &self.half_edges,
+            start,
+            current: Some(start),
+        }
+    }
+
+    /// The vertices joined to vertex `v` by an edge.
+    pub fn vertex_neighbors(&self, v: usize) -> impl Iterator<Item = u32> + '_ {
+        self.vertex_half_edges(v)
+            .map(|h| self.half_edges[self.half_edges[h as usize].next as usize].origin)
+    }
+
+    /// Number of vertices, edges and faces.
+    #[must_use]
+    pub fn counts(&self) -> (usize, usize, usize) {
+        (self.vertices.len(), self.edges.len(), self.faces.len())
+    }
+
+    /// Mean of the vertices: a point strictly inside a convex polyhedron.
+    #[must_use]
+    pub fn vertex_centroid(&self) -> DVec3 {
+        self.vertices.iter().sum::<DVec3>() / self.vertices.len() as f64
+    }
+
+    /// Largest distance between two vertices.
+    #[must_use]
+    pub fn diameter(&self) -> f64 {
+        let mut d2: f64 = 0.0;
+        for (i, a) in self.vertices.iter().enumerate() {
+            for b in &self.vertices[i + 1..] {
+                d2 = d2.max(a.distance_squared(*b));
+            }
+        }
+        d2.sqrt()
+    }
+
+    /// Largest signed distance of `point` beyond the face planes: negative inside, zero on
+    /// the surface, positive outside (equal to the distance where a face is closest).
+    #[must_use]
+    pub fn max_face_distance(&self, point: DVec3) -> f64 {
+        self.faces
+            .iter()
+            .map(|f| f.signed_distance(point))
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+}
+
+/// Iterator over the outgoing half-edges of a vertex (see
+/// [`ConvexPolyhedron::vertex_half_edges`]).
+pub struct VertexHalfEdges<'a> {
+    half_edges: &'a [HalfEdge],
+    start: u32,
+    current: Option<u32>,
+}
+
+impl Iterator for VertexHalfEdges<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        let h = self.current?;
+        // prev of h ends at the vertex; its twin leaves the vertex into the next face.
+        let next = self.half_edges[self.half_edges[h as usize].prev as usize].twin;
+        self.current = (next != self.start).then_some(next);
+        Some(h)
+    }
+}
+
+/// Vector area of a polygon (half the sum of the cross products of a fan): its direction is
+/// the normal by the right-hand rule, its length the area.
+#[must_use]
+pub fn polygon_area_vector(polygon: &[DVec3]) -> DVec3 {
+    let origin = polygon[0];
+    let mut sum = DVec3::ZERO;
+    for k in 1..polygon.len().saturating_sub(1) {
+        sum += (polygon[k] - origin).cross(polygon[k + 1] - origin);
+    }
+    0.5 * sum
+}
