@@ -92,6 +92,9 @@ impl Aabb {
 
 impl ConvexPolyhedron {
     /// The min-max bounding box (§4.1.3.1, eq. 4.2) of the polyhedron placed at `pose`.
+    ///
+    /// Rounded outward by a few ulps, so that it contains the world-frame vertices however
+    /// the rotation is evaluated (matrix or quaternion).
     #[must_use]
     pub fn aabb(&self, pose: &Pose) -> Aabb {
         let r = pose.rotation_matrix();
@@ -102,9 +105,13 @@ impl ConvexPolyhedron {
             min = min.min(w);
             max = max.max(w);
         }
+        // Rotation round-off scales with the vertex's length, bounded here by twice its
+        // largest rotated coordinate; the translation adds an ulp of the position.
+        let radius = 2.0 * min.abs().max(max.abs()).max_element();
+        let slack = (DVec3::splat(radius) + pose.position.abs()) * (4.0 * f64::EPSILON);
         Aabb {
-            min: min + pose.position,
-            max: max + pose.position,
+            min: min + pose.position - slack,
+            max: max + pose.position + slack,
         }
     }
 }

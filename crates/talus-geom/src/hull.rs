@@ -114,7 +114,14 @@ fn validate(points: &[DVec3]) -> Result<Frame, GeomError> {
         (lo.min(p), hi.max(p))
     });
     let max_abs = min.abs().max(max.abs()).max_element();
-    let extent = (max - min).length();
+    // Scaled before squaring, so that tiny or huge extents neither underflow nor overflow.
+    let span = max - min;
+    let widest = span.max_element();
+    let extent = if widest > 0.0 {
+        widest * (span / widest).length()
+    } else {
+        0.0
+    };
     if extent == 0.0 {
         return Err(GeomError::Coincident {
             given: points.len(),
