@@ -15,7 +15,10 @@ fn main() -> Result<(), talus::geom::GeomError> {
     let props = grain.mass_properties(2650.0);
     let (v, e, f) = grain.counts();
     println!("vertices {v}, edges {e}, faces {f}");
-    println!("volume {:.4e} m^3, mass {:.4e} kg", props.volume, props.mass);
+    println!(
+        "volume {:.4e} m^3, mass {:.4e} kg",
+        props.volume, props.mass
+    );
     println!("centre of mass {:?}", props.center_of_mass);
     println!("principal moments {:?} kg m^2", props.principal_moments);
 

@@ -25,7 +25,10 @@ fn fine_grains_approach_their_ellipsoid() {
             let (a2, b2, c2) = (axes.x * axes.x, axes.y * axes.y, axes.z * axes.z);
             let expected = DVec3::new(b2 + c2, a2 + c2, a2 + b2) * (p.mass / 5.0);
             let diagonal = DVec3::new(p.inertia.x_axis.x, p.inertia.y_axis.y, p.inertia.z_axis.z);
-            assert!(((diagonal - expected) / expected).abs().max_element() < 0.02, "{diagonal:?} vs {expected:?}");
+            assert!(
+                ((diagonal - expected) / expected).abs().max_element() < 0.02,
+                "{diagonal:?} vs {expected:?}"
+            );
             assert!(p.center_of_mass.length() < 0.01 * axes.z);
         }
     }
@@ -37,8 +40,12 @@ fn ellipsoid_box_approaches_min_max_box_for_fine_grains() {
     let axes = DVec3::new(1.0, 0.8, 0.6);
     let mut rng = ChaCha8Rng::seed_from_u64(3);
     let grain = generate::ellipsoid_grain(462, axes, &mut rng).unwrap();
-    let ellipsoid = BoundingEllipsoid::enclosing(&grain, DVec3::ZERO, DMat3::IDENTITY, axes).unwrap();
-    let pose = Pose::new(DVec3::new(3.0, -1.0, 2.0), DQuat::from_euler(talus::glam::EulerRot::XYZ, 0.4, 1.1, -0.3));
+    let ellipsoid =
+        BoundingEllipsoid::enclosing(&grain, DVec3::ZERO, DMat3::IDENTITY, axes).unwrap();
+    let pose = Pose::new(
+        DVec3::new(3.0, -1.0, 2.0),
+        DQuat::from_euler(talus::glam::EulerRot::XYZ, 0.4, 1.1, -0.3),
+    );
     let tight: Aabb = grain.aabb(&pose);
     let loose: Aabb = ellipsoid.aabb(&pose);
     let ratio = loose.volume() / tight.volume();

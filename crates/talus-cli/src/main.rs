@@ -1,1 +1,66 @@
-fn main() {}
+//! `talus`: the command-line tool of the talus DEM engine for rigid convex polyhedral grains.
+//!
+//! This file holds the top-level command-line definition and dispatches to the
+//! subcommands:
+//! * `talus shape`: build one grain (a random grain on an ellipsoid or a platonic solid) and
+//!   print its vertex, edge and face counts and its mass properties ([`shape`]).
+//!
+//! Exit codes: 0 on success, 2 for invalid command-line arguments (reported by clap), 1 when
+//! the arguments are well-formed but the grain cannot be built or reported.
+
+mod output;
+mod parse;
+mod shape;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The command line of `talus`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "talus",
+    version,
+    about = "talus: discrete element simulation of rigid convex polyhedral grains",
+    propagate_version = true
+)]
+struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands of `talus`.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Build one grain and print its vertex, edge and face counts and its mass properties.
+    ///
+    /// The grain is either a random grain with its vertices on an ellipsoid (--ellipsoid,
+    /// --vertices, --seed) or a platonic solid (--solid, --size), centred at the origin.
+    Shape(shape::ShapeArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Shape(args) => shape::run(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn command_line_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

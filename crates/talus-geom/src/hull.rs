@@ -62,7 +62,7 @@ impl ConvexPolyhedron {
 
         let volume = poly.volume();
         let ratio = volume / frame.extent.powi(3);
-        if !(ratio >= MIN_VOLUME_RATIO) {
+        if ratio.is_nan() || ratio < MIN_VOLUME_RATIO {
             return Err(GeomError::DegenerateVolume {
                 volume,
                 extent: frame.extent,

@@ -113,7 +113,7 @@ impl ConvexPolyhedron {
     ///
     /// ```
     /// use talus_geom::generate;
-    /// let cube = generate::cube(2.0);
+    /// let cube = generate::cube(2.0).unwrap();
     /// let props = cube.mass_properties(1.5);
     /// assert!((props.volume - 8.0).abs() < 1e-12);
     /// // I = m a² / 6 for a cube of edge a.
@@ -128,6 +128,8 @@ impl ConvexPolyhedron {
         let shift = DMat3::from_diagonal(DVec3::splat(offset.length_squared()))
             - DMat3::from_cols(offset * offset.x, offset * offset.y, offset * offset.z);
         let inertia = (inertia_apex - shift * volume) * density;
+        // Summed rotated tensors are symmetric only up to round-off; make it exact.
+        let inertia = (inertia + inertia.transpose()) * 0.5;
         let (principal_moments, principal_axes) = symmetric_eigen(inertia);
         MassProperties {
             mass: density * volume,
