@@ -80,6 +80,16 @@ impl Aabb {
         self.min.cmple(other.max).all() && other.min.cmple(self.max).all()
     }
 
+    /// The common part of two boxes, or `None` if they do not meet.
+    #[must_use]
+    pub fn intersection(&self, other: &Aabb) -> Option<Aabb> {
+        let b = Aabb {
+            min: self.min.max(other.min),
+            max: self.max.min(other.max),
+        };
+        b.min.cmple(b.max).all().then_some(b)
+    }
+
     /// The box grown by `margin` on every side.
     #[must_use]
     pub fn inflated(&self, margin: f64) -> Aabb {

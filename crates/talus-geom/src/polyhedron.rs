@@ -4,7 +4,9 @@ use std::collections::HashMap;
 
 use glam::DVec3;
 
+use crate::bounds::Aabb;
 use crate::error::GeomError;
+use crate::face_tree::{FaceTree, face_box};
 
 /// One directed side of an edge, as it runs counter-clockwise (seen from outside) around
 /// the boundary of its face.
@@ -70,6 +72,15 @@ pub struct ConvexPolyhedron {
     /// The two vertices of every undirected edge, and one of its half-edges.
     edges: Vec<[u32; 2]>,
     edge_half_edge: Vec<u32>,
+    /// Per half-edge: unit direction from its origin to its end.
+    half_edge_direction: Vec<DVec3>,
+    /// Per half-edge: length.
+    half_edge_length: Vec<f64>,
+    /// Per half-edge: unit normal of the side plane of its face's Voronoi prism,
+    /// `direction × face normal`, pointing away from the face.
+    half_edge_side: Vec<DVec3>,
+    /// Bounding-box tree of the faces, body frame.
+    face_tree: FaceTree,
 }
 
 impl ConvexPolyhedron {
@@ -154,6 +165,33 @@ impl ConvexPolyhedron {
             }
         }
 
+        let mut half_edge_direction = Vec::with_capacity(half_edges.len());
+        let mut half_edge_length = Vec::with_capacity(half_edges.len());
+        let mut half_edge_side = Vec::with_capacity(half_edges.len());
+        for he in &half_edges {
+            let from = vertices[he.origin as usize];
+            let to = vertices[half_edges[he.next as usize].origin as usize];
+            let length = from.distance(to);
+            let direction = (to - from) / length;
+            let face_normal = faces[he.face as usize].normal;
+            // Normalised again: the face plane is a best fit, the edge only nearly in it.
+            let side = direction.cross(face_normal).normalize();
+            half_edge_direction.push(direction);
+            half_edge_length.push(length);
+            half_edge_side.push(side);
+        }
+        if half_edge_length.iter().any(|l| l.is_nan() || *l <= 0.0)
+            || !half_edge_side.iter().all(|s| s.is_finite())
+        {
+            return Err(internal("an edge has no length".into()));
+        }
+
+        let face_boxes: Vec<_> = loops
+            .iter()
+            .map(|l| face_box(l.iter().map(|&p| points[p as usize])))
+            .collect();
+        let face_tree = FaceTree::new(&face_boxes);
+
         let poly = ConvexPolyhedron {
             vertices,
             half_edges,
@@ -161,6 +199,10 @@ impl ConvexPolyhedron {
             vertex_half_edge,
             edges,
             edge_half_edge,
+            half_edge_direction,
+            half_edge_length,
+            half_edge_side,
+            face_tree,
         };
         let euler = poly.vertices.len() as i64 - poly.edges.len() as i64 + poly.faces.len() as i64;
         if euler != 2 {
@@ -206,6 +248,49 @@ impl ConvexPolyhedron {
     pub fn edge_faces(&self, e: usize) -> [u32; 2] {
         let h = self.half_edges[self.edge_half_edge[e] as usize];
         [h.face, self.half_edges[h.twin as usize].face]
+    }
+
+    /// Bounding box of the polyhedron in its own frame.
+    #[must_use]
+    pub fn local_aabb(&self) -> Aabb {
+        self.face_tree.bounds()
+    }
+
+    /// Appends to `out` the faces whose bounding boxes (own frame) meet `region`.
+    pub(crate) fn faces_near(&self, region: &Aabb, out: &mut Vec<u32>) {
+        self.face_tree.query(region, out);
+    }
+
+    /// Unit direction of half-edge `h`, from its origin to its end.
+    #[must_use]
+    pub fn half_edge_direction(&self, h: usize) -> DVec3 {
+        self.half_edge_direction[h]
+    }
+
+    /// Length of half-edge `h`.
+    #[must_use]
+    pub fn half_edge_length(&self, h: usize) -> f64 {
+        self.half_edge_length[h]
+    }
+
+    /// Outward unit normal of the side plane through half-edge `h` of its face's Voronoi
+    /// prism (`direction × face normal`): a point `x` is beside the face, beyond this edge,
+    /// when `side · (x − origin) > 0`.
+    #[must_use]
+    pub fn half_edge_side(&self, h: usize) -> DVec3 {
+        self.half_edge_side[h]
+    }
+
+    /// The vertex at which half-edge `h` ends.
+    #[must_use]
+    pub fn half_edge_end(&self, h: usize) -> u32 {
+        self.half_edges[self.half_edges[h].next as usize].origin
+    }
+
+    /// One outgoing half-edge of vertex `v`.
+    #[must_use]
+    pub fn vertex_half_edge(&self, v: usize) -> u32 {
+        self.vertex_half_edge[v]
     }
 
     /// The vertex indices of face `f`, counter-clockwise seen from outside.
