@@ -18,7 +18,6 @@ mod closest;
 mod eigen;
 mod error;
 mod face_merge;
-mod face_tree;
 mod feature;
 pub mod generate;
 mod hull;

@@ -5,20 +5,26 @@
 //! faces inside A. A part of a face of A is that face clipped by the planes of B — and only
 //! the planes of B's faces that meet A are needed: were a point of A outside B beyond some
 //! other plane, the segment from it to a point of A∩B would leave B through a face meeting
-//! A. Those faces lie in the box shared by A's and B's bounding boxes, so each grain's face
-//! tree, queried with that box, yields a sufficient set of candidate faces and planes. (The
-//! argument needs a point of A∩B, which the closest-feature walk certifies first.) The work
-//! grows with the number of faces near the overlap, not with the vertex count.
+//! A. (The argument needs a point of A∩B, which the closest-feature walk certifies first.)
+//!
+//! Candidate faces come from the witness of the walk: for a direction `n` from A towards B
+//! (the normal of the witness face), A∩B lies in the slab between B's lowest and A's highest
+//! point along `n`. The faces of A reaching into that slab form a cap around A's support
+//! point, found by climbing A's vertex graph from the witness and spreading over the cap's
+//! vertices; likewise for B. Every face of B that meets A reaches into the slab, so the caps
+//! hold every face and plane the clipping needs, and their size — hence the work — follows
+//! the depth of the overlap, not the vertex count.
 //!
 //! From the boundary parts: the volume and centroid by the divergence theorem (cones from a
 //! reference point), and the vector area `S = ∫_{∂A∩B} n_A dA` of A's parts, whose direction
 //! is the contact normal (from a towards b) and whose length is the projected contact area.
 
+use std::cell::RefCell;
+
 use glam::DVec3;
 
-use crate::bounds::Aabb;
 use crate::closest::closest_features;
-use crate::feature::FeatureCache;
+use crate::feature::{Feature, FeatureCache};
 use crate::iso::Iso;
 use crate::polyhedron::{ConvexPolyhedron, polygon_area_vector};
 use crate::pose::Pose;
@@ -31,9 +37,11 @@ pub struct Overlap {
     /// Centroid of A∩B, world frame: the point where a contact force acts.
     pub centroid: DVec3,
     /// Unit contact normal, from a towards b: the direction of the vector area of the part
-    /// of A's surface inside B.
+    /// of A's surface inside B. When one grain lies wholly inside the other that vector area
+    /// vanishes; the normal is then the direction of the closest-feature witness.
     pub normal: DVec3,
-    /// Projected contact area: the length of that vector area.
+    /// Projected contact area: the length of that vector area (0 when one grain lies wholly
+    /// inside the other).
     pub area: f64,
 }
 
@@ -44,12 +52,55 @@ struct Plane {
     offset: f64,
 }
 
+/// Marks for a graph search over one polyhedron, reset in O(1) by a new generation.
+#[derive(Default)]
+struct Marks {
+    vertex: Vec<u32>,
+    face: Vec<u32>,
+    generation: u32,
+}
+
+impl Marks {
+    fn reset(&mut self, poly: &ConvexPolyhedron) {
+        let (v, _, f) = poly.counts();
+        if self.vertex.len() < v {
+            self.vertex.resize(v, 0);
+        }
+        if self.face.len() < f {
+            self.face.resize(f, 0);
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.vertex.fill(0);
+            self.face.fill(0);
+            self.generation = 1;
+        }
+    }
+}
+
+/// Reused buffers, one set per thread, so that a query allocates nothing once warm.
+#[derive(Default)]
+struct Workspace {
+    marks_a: Marks,
+    marks_b: Marks,
+    queue: Vec<u32>,
+    faces_a: Vec<u32>,
+    faces_b: Vec<u32>,
+    planes_a: Vec<Plane>,
+    planes_b: Vec<Plane>,
+    polygon: Vec<DVec3>,
+    scratch: Vec<DVec3>,
+}
+
+thread_local! {
+    static WORKSPACE: RefCell<Workspace> = RefCell::new(Workspace::default());
+}
+
 /// The overlap of `a` and `b`, or `None` when they do not penetrate (or only touch).
 ///
 /// The closest-feature walk decides first whether the grains penetrate (warm from `cache`
-/// when given, which makes a separated pair cost O(1)); only then is the intersection
-/// clipped. Knowing that A∩B is not empty is also what makes the restriction to candidate
-/// planes exact (see the module documentation).
+/// when given, which makes a separated pair cost O(1)) and provides the witness from which
+/// the candidate faces are found.
 #[must_use]
 pub fn overlap(
     a: &ConvexPolyhedron,
@@ -62,118 +113,251 @@ pub fn overlap(
     if !closest_features(a, pose_a, b, pose_b, &mut walk).is_penetrating() {
         return None;
     }
+    WORKSPACE.with(|w| intersect(a, pose_a, b, pose_b, &walk, &mut w.borrow_mut()))
+}
+
+fn intersect(
+    a: &ConvexPolyhedron,
+    pose_a: &Pose,
+    b: &ConvexPolyhedron,
+    pose_b: &Pose,
+    witness: &FeatureCache,
+    w: &mut Workspace,
+) -> Option<Overlap> {
     // Everything is computed in B's body frame.
     let a_to_b = Iso::between(pose_a, pose_b);
     let b_to_a = a_to_b.inverse();
-    let region_b = rotated_box(&a.local_aabb(), &a_to_b).intersection(&b.local_aabb())?;
-    let region_a = rotated_box(&b.local_aabb(), &b_to_a).intersection(&a.local_aabb())?;
 
-    let mut faces_a = Vec::new();
-    let mut faces_b = Vec::new();
-    a.faces_near(&region_a, &mut faces_a);
-    b.faces_near(&region_b, &mut faces_b);
-    if faces_a.is_empty() || faces_b.is_empty() {
+    let n = witness_direction(a, b, witness, &a_to_b);
+    let n_in_a = b_to_a.vector(n);
+    // n · x for a point of A, from its A-frame coordinates: n_in_a · x_a + shift.
+    let shift = n.dot(a_to_b.translation);
+    let (top_vertex, top) = climb(a, n_in_a, start_vertex(a, witness.feature_a));
+    let (bottom_vertex, minus_bottom) = climb(b, -n, start_vertex(b, witness.feature_b));
+    let (top, bottom) = (top + shift, -minus_bottom);
+    if top < bottom {
         return None;
     }
-    let planes_b: Vec<Plane> = faces_b
-        .iter()
-        .map(|&g| {
-            let face = b.faces()[g as usize];
-            Plane {
-                normal: face.normal,
-                offset: face.offset,
-            }
-        })
-        .collect();
-    let planes_a: Vec<Plane> = faces_a
-        .iter()
-        .map(|&f| {
-            let face = a.faces()[f as usize];
-            let normal = a_to_b.vector(face.normal);
-            let on_plane = a_to_b.point(face.normal * face.offset);
-            Plane {
-                normal,
-                offset: normal.dot(on_plane),
-            }
-        })
-        .collect();
+    w.marks_a.reset(a);
+    w.marks_b.reset(b);
+    cap_faces(
+        a,
+        n_in_a,
+        bottom - shift,
+        top_vertex,
+        &mut w.marks_a,
+        &mut w.queue,
+        &mut w.faces_a,
+    );
+    cap_faces(
+        b,
+        -n,
+        -top,
+        bottom_vertex,
+        &mut w.marks_b,
+        &mut w.queue,
+        &mut w.faces_b,
+    );
 
-    let scale = a.local_aabb().extents().length() + b.local_aabb().extents().length();
+    w.planes_b.clear();
+    w.planes_b.extend(w.faces_b.iter().map(|&g| {
+        let face = b.faces()[g as usize];
+        Plane {
+            normal: face.normal,
+            offset: face.offset,
+        }
+    }));
+    w.planes_a.clear();
+    w.planes_a.extend(w.faces_a.iter().map(|&f| {
+        let face = a.faces()[f as usize];
+        let normal = a_to_b.vector(face.normal);
+        let on_plane = a_to_b.point(face.normal * face.offset);
+        Plane {
+            normal,
+            offset: normal.dot(on_plane),
+        }
+    }));
+
+    let scale = a.diameter_bound() + b.diameter_bound();
     let coplanar_tolerance = 1e-12 * scale;
-    let reference = 0.5 * (region_b.min + region_b.max);
-    let mut sums = BoundarySums::new(reference);
-    let mut polygon = Vec::new();
-    let mut scratch = Vec::new();
+    let mut sums = BoundarySums::default();
 
-    for &f in &faces_a {
-        polygon.clear();
-        polygon.extend(
+    for &f in &w.faces_a {
+        w.polygon.clear();
+        w.polygon.extend(
             a.face_vertices(f as usize)
                 .map(|v| a_to_b.point(a.vertices()[v as usize])),
         );
-        if clip_by_planes(&mut polygon, &mut scratch, &planes_b) {
-            let area = polygon_area_vector(&polygon);
-            sums.add(&polygon);
-            sums.contact_area += area;
+        if clip_by_planes(
+            &mut w.polygon,
+            &mut w.scratch,
+            &w.planes_b,
+            coplanar_tolerance,
+        ) {
+            sums.add(&w.polygon);
+            sums.contact_area += polygon_area_vector(&w.polygon);
         }
     }
-    for &g in &faces_b {
+    for &g in &w.faces_b {
         let face = b.faces()[g as usize];
-        polygon.clear();
-        polygon.extend(
+        w.polygon.clear();
+        w.polygon.extend(
             b.face_vertices(g as usize)
                 .map(|v| b.vertices()[v as usize]),
         );
         // A face of B lying in a face of A with the same orientation is on A's surface and
         // already counted as A's part; counting it twice would double that boundary.
-        let shared = planes_a.iter().any(|p| {
+        let polygon = &w.polygon;
+        let shared = w.planes_a.iter().any(|p| {
             p.normal.dot(face.normal) > 1.0 - 1e-12
                 && polygon
                     .iter()
                     .all(|x| (p.normal.dot(*x) - p.offset).abs() <= coplanar_tolerance)
         });
-        if !shared && clip_by_planes(&mut polygon, &mut scratch, &planes_a) {
-            sums.add(&polygon);
+        if !shared
+            && clip_by_planes(
+                &mut w.polygon,
+                &mut w.scratch,
+                &w.planes_a,
+                coplanar_tolerance,
+            )
+        {
+            sums.add(&w.polygon);
         }
     }
 
     let volume = sums.six_volume / 6.0;
-    let area = sums.contact_area.length();
-    if !(volume > 0.0 && area > 0.0) {
+    if volume.is_nan() || volume <= 0.0 {
         return None;
     }
-    let centroid_b = reference + sums.moment / (4.0 * sums.six_volume);
+    let area = sums.contact_area.length();
+    // When one grain lies inside the other, A's surface inside B is closed and its vector
+    // area vanishes: no direction is preferred, and the witness direction stands in.
+    let direction = if area > 1e-12 * scale * scale {
+        sums.contact_area / area
+    } else {
+        n
+    };
+    let centroid_b = sums.reference + sums.moment / (4.0 * sums.six_volume);
     let rotation_b = pose_b.rotation_matrix();
     Some(Overlap {
         volume,
         centroid: rotation_b * centroid_b + pose_b.position,
-        normal: (rotation_b * sums.contact_area / area).normalize(),
+        normal: (rotation_b * direction).normalize(),
         area,
     })
 }
 
+/// A unit direction from A towards B in B's frame: the inward normal of B's witness face,
+/// the outward normal of A's witness face, or else the line between the vertex centroids.
+fn witness_direction(
+    a: &ConvexPolyhedron,
+    b: &ConvexPolyhedron,
+    witness: &FeatureCache,
+    a_to_b: &Iso,
+) -> DVec3 {
+    match (witness.feature_a, witness.feature_b) {
+        (_, Feature::Face(f)) if (f as usize) < b.faces().len() => -b.faces()[f as usize].normal,
+        (Feature::Face(f), _) if (f as usize) < a.faces().len() => {
+            a_to_b.vector(a.faces()[f as usize].normal)
+        }
+        _ => (b.vertex_centroid() - a_to_b.point(a.vertex_centroid()))
+            .try_normalize()
+            .unwrap_or(DVec3::Z),
+    }
+}
+
+/// A vertex of the witness feature, to start climbing from.
+fn start_vertex(poly: &ConvexPolyhedron, feature: Feature) -> u32 {
+    let start = match feature {
+        Feature::Vertex(v) => v,
+        Feature::Edge(e) => poly.edges().get(e as usize).map_or(0, |[t, _]| *t),
+        Feature::Face(f) => poly.faces().get(f as usize).map_or(0, |face| {
+            poly.half_edges()[face.first_half_edge as usize].origin
+        }),
+    };
+    if (start as usize) < poly.vertices().len() {
+        start
+    } else {
+        0
+    }
+}
+
+/// The vertex maximising `direction · v`, by climbing the vertex graph from `start` (a local
+/// maximum of a linear function on a convex polyhedron is global), and the maximum.
+fn climb(poly: &ConvexPolyhedron, direction: DVec3, start: u32) -> (u32, f64) {
+    let mut v = start;
+    let mut best = direction.dot(poly.vertices()[v as usize]);
+    loop {
+        let mut moved = false;
+        for n in poly.vertex_neighbors(v as usize) {
+            let value = direction.dot(poly.vertices()[n as usize]);
+            if value > best {
+                (v, best, moved) = (n, value, true);
+            }
+        }
+        if !moved {
+            return (v, best);
+        }
+    }
+}
+
+/// Every face with a vertex `v` where `direction · v ≥ threshold`, into `faces`. Those
+/// vertices are connected through edges (a superlevel set of a linear function on a convex
+/// polyhedron), so a search from the maximising vertex `top` finds them all.
+fn cap_faces(
+    poly: &ConvexPolyhedron,
+    direction: DVec3,
+    threshold: f64,
+    top: u32,
+    marks: &mut Marks,
+    queue: &mut Vec<u32>,
+    faces: &mut Vec<u32>,
+) {
+    let generation = marks.generation;
+    faces.clear();
+    queue.clear();
+    queue.push(top);
+    marks.vertex[top as usize] = generation;
+    while let Some(v) = queue.pop() {
+        for h in poly.vertex_half_edges(v as usize) {
+            let he = poly.half_edges()[h as usize];
+            if marks.face[he.face as usize] != generation {
+                marks.face[he.face as usize] = generation;
+                faces.push(he.face);
+            }
+            let n = poly.half_edge_end(h as usize);
+            if marks.vertex[n as usize] != generation
+                && direction.dot(poly.vertices()[n as usize]) >= threshold
+            {
+                marks.vertex[n as usize] = generation;
+                queue.push(n);
+            }
+        }
+    }
+}
+
 /// Running sums over boundary polygons of the intersection: six times the volume and the
-/// first moment (times 24) of the cones from `reference`, and A's vector area.
+/// first moment (times 24) of the cones from a reference point, and A's vector area.
+#[derive(Default)]
 struct BoundarySums {
+    /// The first corner of the first polygon: on the intersection's boundary, so the cones
+    /// are no larger than the intersection and a thin overlap keeps its digits.
     reference: DVec3,
+    started: bool,
     six_volume: f64,
     moment: DVec3,
     contact_area: DVec3,
 }
 
 impl BoundarySums {
-    fn new(reference: DVec3) -> Self {
-        BoundarySums {
-            reference,
-            six_volume: 0.0,
-            moment: DVec3::ZERO,
-            contact_area: DVec3::ZERO,
-        }
-    }
-
     /// Adds the cone from the reference point over an outward polygon: tetrahedra
     /// (r, p0, pk, pk+1) with signed volume det/6 and centroid (r + p0 + pk + pk+1)/4.
     fn add(&mut self, polygon: &[DVec3]) {
+        if !self.started {
+            self.reference = polygon[0];
+            self.started = true;
+        }
         let p0 = polygon[0] - self.reference;
         for k in 1..polygon.len() - 1 {
             let (p, q) = (polygon[k] - self.reference, polygon[k + 1] - self.reference);
@@ -185,22 +369,30 @@ impl BoundarySums {
 }
 
 /// Clips a convex polygon by half-spaces `normal · x ≤ offset` (Sutherland–Hodgman);
-/// returns whether a polygon with area is left.
-fn clip_by_planes(polygon: &mut Vec<DVec3>, scratch: &mut Vec<DVec3>, planes: &[Plane]) -> bool {
+/// returns whether a polygon with area is left. A vertex within `tolerance` beyond a plane
+/// counts as on it, so that a face lying in a plane of the other grain (up to round-off of
+/// the transform between their frames) is kept whole, not shaved at random.
+fn clip_by_planes(
+    polygon: &mut Vec<DVec3>,
+    scratch: &mut Vec<DVec3>,
+    planes: &[Plane],
+    tolerance: f64,
+) -> bool {
     for plane in planes {
         let distance = |x: DVec3| plane.normal.dot(x) - plane.offset;
-        if polygon.iter().all(|&x| distance(x) <= 0.0) {
+        if polygon.iter().all(|&x| distance(x) <= tolerance) {
             continue;
         }
         scratch.clear();
         for k in 0..polygon.len() {
             let (p, q) = (polygon[k], polygon[(k + 1) % polygon.len()]);
             let (dp, dq) = (distance(p), distance(q));
-            if dp <= 0.0 {
+            let (p_in, q_in) = (dp <= tolerance, dq <= tolerance);
+            if p_in {
                 scratch.push(p);
             }
-            if (dp < 0.0 && dq > 0.0) || (dp > 0.0 && dq < 0.0) {
-                scratch.push(p + (q - p) * (dp / (dp - dq)));
+            if p_in != q_in {
+                scratch.push(p + (q - p) * (dp / (dp - dq)).clamp(0.0, 1.0));
             }
         }
         std::mem::swap(polygon, scratch);
@@ -209,14 +401,4 @@ fn clip_by_planes(polygon: &mut Vec<DVec3>, scratch: &mut Vec<DVec3>, planes: &[
         }
     }
     true
-}
-
-/// The axis-aligned box, in the target frame, around a box given in the source frame.
-fn rotated_box(aabb: &Aabb, iso: &Iso) -> Aabb {
-    let centre = iso.point(0.5 * (aabb.min + aabb.max));
-    let half = 0.5 * aabb.extents();
-    let r = iso.rotation;
-    let abs = |v: DVec3| v.abs();
-    let extent = abs(r.x_axis) * half.x + abs(r.y_axis) * half.y + abs(r.z_axis) * half.z;
-    Aabb::from_center_half_extents(centre, extent * (1.0 + 4.0 * f64::EPSILON))
 }

@@ -6,7 +6,6 @@ use glam::DVec3;
 
 use crate::bounds::Aabb;
 use crate::error::GeomError;
-use crate::face_tree::{FaceTree, face_box};
 
 /// One directed side of an edge, as it runs counter-clockwise (seen from outside) around
 /// the boundary of its face.
@@ -79,8 +78,8 @@ pub struct ConvexPolyhedron {
     /// Per half-edge: unit normal of the side plane of its face's Voronoi prism,
     /// `direction × face normal`, pointing away from the face.
     half_edge_side: Vec<DVec3>,
-    /// Bounding-box tree of the faces, body frame.
-    face_tree: FaceTree,
+    /// Bounding box in the polyhedron's own frame.
+    local_aabb: Aabb,
 }
 
 impl ConvexPolyhedron {
@@ -186,11 +185,8 @@ impl ConvexPolyhedron {
             return Err(internal("an edge has no length".into()));
         }
 
-        let face_boxes: Vec<_> = loops
-            .iter()
-            .map(|l| face_box(l.iter().map(|&p| points[p as usize])))
-            .collect();
-        let face_tree = FaceTree::new(&face_boxes);
+        let local_aabb = Aabb::from_points(vertices.iter().copied())
+            .ok_or_else(|| internal("no vertices".into()))?;
 
         let poly = ConvexPolyhedron {
             vertices,
@@ -202,7 +198,7 @@ impl ConvexPolyhedron {
             half_edge_direction,
             half_edge_length,
             half_edge_side,
-            face_tree,
+            local_aabb,
         };
         let euler = poly.vertices.len() as i64 - poly.edges.len() as i64 + poly.faces.len() as i64;
         if euler != 2 {
@@ -253,12 +249,13 @@ impl ConvexPolyhedron {
     /// Bounding box of the polyhedron in its own frame.
     #[must_use]
     pub fn local_aabb(&self) -> Aabb {
-        self.face_tree.bounds()
+        self.local_aabb
     }
 
-    /// Appends to `out` the faces whose bounding boxes (own frame) meet `region`.
-    pub(crate) fn faces_near(&self, region: &Aabb, out: &mut Vec<u32>) {
-        self.face_tree.query(region, out);
+    /// An upper bound of the diameter in O(1): the diagonal of the own-frame bounding box.
+    #[must_use]
+    pub fn diameter_bound(&self) -> f64 {
+        self.local_aabb.extents().length()
     }
 
     /// Unit direction of half-edge `h`, from its origin to its end.

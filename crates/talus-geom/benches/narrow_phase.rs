@@ -1,0 +1,231 @@
+//! The thesis' closest-feature test (§4.2.5, table 4.4) measured again, with peers.
+//!
+//! Two identical grains with K vertices on the ellipsoid with semi-axes (1, 0.8, 0.6); one
+//! turns about x and the other about y at 1 rad/s, dt = 1e-3 s, for 10^5 steps, once with
+//! b placed above a so that their extents along z leave a gap of 5 % of the grain size,
+//! and once so that they overlap by 1 % (slight penetration). Each timed query takes the next pose of the trajectory, so the
+//! feature cache is warm as in a simulation.
+//!
+//! Printed first, per K and configuration: the fraction of penetrating queries and the
+//! histogram of walk steps per query (as in table 4.4). Then criterion groups:
+//! * `separated/…` and `penetrating/…`: `closest_features` (warm), parry3d-f64's `distance`
+//!   and `contact` on the same poses, and the exhaustive search for K ≤ 62;
+//! * `overlap/…`: `closest_features` + `overlap` on the penetrating trajectory against
+//!   parry's `contact` (GJK + EPA).
+//!
+//! Run with `cargo bench -p talus-geom --bench narrow_phase`; `TALUS_BENCH_K=18,462` limits
+//! the vertex counts.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion};
+use parry3d_f64::math::Pose as ParryPose;
+use parry3d_f64::query;
+use parry3d_f64::shape::ConvexPolyhedron as ParryPolyhedron;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use talus_geom::glam::{DQuat, DVec3};
+use talus_geom::{
+    ConvexPolyhedron, FeatureCache, Pose, closest_features, closest_features_exhaustive, generate,
+    overlap,
+};
+
+/// Vertex counts of table 4.4.
+const VERTEX_COUNTS: [usize; 10] = [4, 6, 12, 18, 42, 62, 102, 202, 302, 462];
+const SEMI_AXES: DVec3 = DVec3::new(1.0, 0.8, 0.6);
+const STEPS: usize = 100_000;
+const DT: f64 = 1e-3;
+
+struct Case {
+    k: usize,
+    poly: ConvexPolyhedron,
+    parry: ParryPolyhedron,
+    /// Poses of a and b along the trajectory.
+    poses: Vec<(Pose, Pose)>,
+}
+
+fn vertex_counts() -> Vec<usize> {
+    match std::env::var("TALUS_BENCH_K") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|k| k.trim().parse().ok())
+            .collect(),
+        Err(_) => VERTEX_COUNTS.to_vec(),
+    }
+}
+
+/// The trajectory: a turns about x, b about y, b above a along z. `depth` < 0 keeps a gap
+/// of `-depth` between the grains' extents along z at every step; `depth` > 0 makes them
+/// overlap along z by `depth` (b is placed anew at each step from the current extents, so
+/// the penetration stays slight while the grains turn).
+fn trajectory(poly: &ConvexPolyhedron, depth: f64) -> Vec<(Pose, Pose)> {
+    (0..STEPS)
+        .map(|i| {
+            let t = i as f64 * DT;
+            let (ra, rb) = (DQuat::from_rotation_x(t), DQuat::from_rotation_y(t));
+            let top_a = poly
+                .vertices()
+                .iter()
+                .map(|&v| (ra * v).z)
+                .fold(f64::MIN, f64::max);
+            let bottom_b = poly
+                .vertices()
+                .iter()
+                .map(|&v| (rb * v).z)
+                .fold(f64::MAX, f64::min);
+            let a = Pose::new(DVec3::ZERO, ra);
+            let b = Pose::new(DVec3::new(0.0, 0.0, top_a - bottom_b - depth), rb);
+            (a, b)
+        })
+        .collect()
+}
+
+fn case(k: usize, depth: f64) -> Case {
+    let mut rng = ChaCha8Rng::seed_from_u64(4711 + k as u64);
+    let poly = generate::ellipsoid_grain(k, SEMI_AXES, &mut rng).expect("grain");
+    let parry = ParryPolyhedron::from_convex_hull(poly.vertices()).expect("parry hull");
+    let poses = trajectory(&poly, depth);
+    Case {
+        k,
+        poly,
+        parry,
+        poses,
+    }
+}
+
+fn parry_pose(p: &Pose) -> ParryPose {
+    ParryPose::from_parts(p.position, p.rotation)
+}
+
+/// Penetrating fraction and step histogram (0, 1, 2, 3, 4–7, 8–15, ≥16) of a warm run.
+fn statistics(c: &Case) -> (f64, [usize; 7]) {
+    let mut cache = FeatureCache::default();
+    let mut histogram = [0usize; 7];
+    let mut penetrating = 0;
+    for (a, b) in &c.poses {
+        if closest_features(&c.poly, a, &c.poly, b, &mut cache).is_penetrating() {
+            penetrating += 1;
+        }
+        let bin = match cache.last_steps {
+            s @ 0..=3 => s as usize,
+            4..=7 => 4,
+            8..=15 => 5,
+            _ => 6,
+        };
+        histogram[bin] += 1;
+    }
+    (penetrating as f64 / c.poses.len() as f64, histogram)
+}
+
+/// Cycles through the trajectory, one query per call.
+struct Cursor {
+    next: usize,
+}
+
+impl Cursor {
+    fn step<'a>(&mut self, c: &'a Case) -> &'a (Pose, Pose) {
+        let p = &c.poses[self.next];
+        self.next = (self.next + 1) % c.poses.len();
+        p
+    }
+}
+
+fn bench_configuration(criterion: &mut Criterion, name: &str, cases: &[Case]) {
+    let mut group = criterion.benchmark_group(name);
+    group
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+        .sample_size(20);
+    for c in cases {
+        group.bench_with_input(BenchmarkId::new("closest_features", c.k), c, |bench, c| {
+            let mut cache = FeatureCache::default();
+            let mut cursor = Cursor { next: 0 };
+            bench.iter(|| {
+                let (a, b) = cursor.step(c);
+                black_box(closest_features(&c.poly, a, &c.poly, b, &mut cache))
+            });
+        });
+        group.bench_with_input(BenchmarkId::new("parry_distance", c.k), c, |bench, c| {
+            let mut cursor = Cursor { next: 0 };
+            bench.iter(|| {
+                let (a, b) = cursor.step(c);
+                black_box(
+                    query::distance(&parry_pose(a), &c.parry, &parry_pose(b), &c.parry)
+                        .map(|d| d.distance),
+                )
+            });
+        });
+        group.bench_with_input(BenchmarkId::new("parry_contact", c.k), c, |bench, c| {
+            let mut cursor = Cursor { next: 0 };
+            bench.iter(|| {
+                let (a, b) = cursor.step(c);
+                black_box(
+                    query::contact(&parry_pose(a), &c.parry, &parry_pose(b), &c.parry, 0.0)
+                        .map(|x| x.map(|y| y.dist)),
+                )
+            });
+        });
+        if c.k <= 62 {
+            group.bench_with_input(BenchmarkId::new("exhaustive", c.k), c, |bench, c| {
+                let mut cursor = Cursor { next: 0 };
+                bench.iter(|| {
+                    let (a, b) = cursor.step(c);
+                    black_box(closest_features_exhaustive(&c.poly, a, &c.poly, b).0)
+                });
+            });
+        }
+    }
+    group.finish();
+}
+
+fn bench_overlap(criterion: &mut Criterion, cases: &[Case]) {
+    let mut group = criterion.benchmark_group("overlap");
+    group
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1))
+        .sample_size(20);
+    for c in cases {
+        group.bench_with_input(
+            BenchmarkId::new("closest_features+overlap", c.k),
+            c,
+            |bench, c| {
+                let mut cache = FeatureCache::default();
+                let mut cursor = Cursor { next: 0 };
+                bench.iter(|| {
+                    let (a, b) = cursor.step(c);
+                    let p = closest_features(&c.poly, a, &c.poly, b, &mut cache);
+                    black_box((p, overlap(&c.poly, a, &c.poly, b, Some(&cache))))
+                });
+            },
+        );
+    }
+    group.finish();
+}
+
+fn main() {
+    let ks = vertex_counts();
+    // Separated: a gap of 0.1 (5 % of the grain size) between the extents along z.
+    let separated: Vec<Case> = ks.iter().map(|&k| case(k, -0.1)).collect();
+    // Slightly penetrating: the extents along z overlap by 0.02 (1 % of the grain size).
+    let penetrating: Vec<Case> = ks.iter().map(|&k| case(k, 0.02)).collect();
+    println!("walk steps per warm query over {STEPS} steps of the trajectory");
+    println!(
+        "{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "K", "config", "pen.frac", "0", "1", "2", "3", "4-7", "8-15", ">=16"
+    );
+    for (name, cases) in [("separated", &separated), ("penetrating", &penetrating)] {
+        for c in cases.iter() {
+            let (fraction, h) = statistics(c);
+            println!(
+                "{:>5} {:>12} {:>9.3} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
+                c.k, name, fraction, h[0], h[1], h[2], h[3], h[4], h[5], h[6]
+            );
+        }
+    }
+    let mut criterion = Criterion::default().configure_from_args();
+    bench_configuration(&mut criterion, "separated", &separated);
+    bench_configuration(&mut criterion, "penetrating", &penetrating);
+    bench_overlap(&mut criterion, &penetrating);
+    criterion.final_summary();
+}
