@@ -11,11 +11,11 @@ use talus_geom::{
 
 use common::{random_rotation, rng};
 
-/// World-frame vertices and outward planes (normal, offset) of a placed polyhedron.
-fn placed(
-    poly: &ConvexPolyhedron,
-    pose: &Pose,
-) -> (Vec<DVec3>, Vec<(DVec3, f64)>, Vec<Vec<DVec3>>) {
+/// World-frame vertices, outward planes (normal, offset) and face polygons of a placed
+/// polyhedron.
+type Placed = (Vec<DVec3>, Vec<(DVec3, f64)>, Vec<Vec<DVec3>>);
+
+fn placed(poly: &ConvexPolyhedron, pose: &Pose) -> Placed {
     let vertices: Vec<DVec3> = poly
         .vertices()
         .iter()
