@@ -62,12 +62,18 @@ pub fn closest_features(
 ) -> Proximity {
     let a_to_b = Iso::between(pose_a, pose_b);
     let b_to_a = a_to_b.inverse();
+    // Distances within a few dozen ulps of the sizes and offset involved are round-off of
+    // the transform between the frames: the grains touch.
+    let contact = 64.0
+        * f64::EPSILON
+        * (a.diameter_bound() + b.diameter_bound() + a_to_b.translation.length());
     let ab = Pair {
         p: a,
         q: b,
         p_to_q: a_to_b,
         q_to_p: b_to_a,
         pose_q: pose_b,
+        contact,
     };
     let ba = Pair {
         p: b,
@@ -75,6 +81,7 @@ pub fn closest_features(
         p_to_q: b_to_a,
         q_to_p: a_to_b,
         pose_q: pose_a,
+        contact,
     };
     let (mut fa, mut fb) = (cache.feature_a, cache.feature_b);
     if !fa.is_valid_for(a) || !fb.is_valid_for(b) {
@@ -167,6 +174,8 @@ struct Pair<'a> {
     p_to_q: Iso,
     q_to_p: Iso,
     pose_q: &'a Pose,
+    /// Distance at or below which the grains count as touching.
+    contact: f64,
 }
 
 /// The outcome of testing one feature pair `(feature of p, feature of q)`.
@@ -194,8 +203,12 @@ impl Step {
 }
 
 impl Pair<'_> {
-    /// Closest points given in q's frame, as a world-frame outcome.
+    /// Closest points given in q's frame, as a world-frame outcome; touching points count
+    /// as penetration.
     fn separated(&self, on_p: DVec3, on_q: DVec3) -> Step {
+        if on_p.distance(on_q) <= self.contact {
+            return Step::Penetrating;
+        }
         Step::Separated {
             point_p: self.pose_q.transform_point(on_p),
             point_q: self.pose_q.transform_point(on_q),
@@ -498,14 +511,18 @@ fn vertex_face(pair: &Pair, v: u32, f: u32) -> Step {
         return Step::Move(Feature::Vertex(v), n);
     }
     let d = face.signed_distance(x);
-    if d == 0.0 {
+    if d.abs() <= pair.contact {
         return Step::Penetrating;
     }
-    // An edge at v that leads towards the face plane (or through it) is closer.
-    let normal_in_p = pair.q_to_p.vector(face.normal);
+    // An edge at v whose other end is nearer the face plane (or beyond it) is closer. The
+    // comparison uses the same transformed distances as the edge–face state, so that the
+    // two states cannot disagree about which way is down.
     for h in p.vertex_half_edges(v as usize) {
-        let slope = normal_in_p.dot(p.half_edge_direction(h as usize));
-        if (d > 0.0 && slope < 0.0) || (d < 0.0 && slope > 0.0) {
+        let other = pair
+            .p_to_q
+            .point(p.vertices()[p.half_edge_end(h as usize) as usize]);
+        let d_other = face.signed_distance(other);
+        if (d > 0.0 && d_other < d) || (d < 0.0 && d_other > d) {
             return Step::Move(
                 Feature::Edge(p.half_edges()[h as usize].edge),
                 Feature::Face(f),

@@ -207,3 +207,163 @@ fn warm_walk_along_trajectories_matches_cold_calls() {
         );
     }
 }
+
+/// Every feature of a polyhedron, to start walks from.
+fn all_features(poly: &ConvexPolyhedron) -> Vec<talus_geom::Feature> {
+    use talus_geom::Feature;
+    let (v, e, f) = poly.counts();
+    (0..v as u32)
+        .map(Feature::Vertex)
+        .chain((0..e as u32).map(Feature::Edge))
+        .chain((0..f as u32).map(Feature::Face))
+        .collect()
+}
+
+/// Runs the walk from every start pair and checks each answer against `expected`
+/// (`Some(distance)` for separated, `None` for penetrating), to `tol`.
+fn from_every_start(
+    a: &ConvexPolyhedron,
+    pa: &Pose,
+    b: &ConvexPolyhedron,
+    pb: &Pose,
+    expected: Option<f64>,
+    tol: f64,
+) {
+    for &fa in &all_features(a) {
+        for &fb in &all_features(b) {
+            let mut cache = FeatureCache {
+                feature_a: fa,
+                feature_b: fb,
+                ..FeatureCache::default()
+            };
+            let found = closest_features(a, pa, b, pb, &mut cache);
+            assert_eq!(cache.fallbacks, 0, "fallback from {fa:?} {fb:?}");
+            match (expected, found) {
+                (
+                    Some(d),
+                    Proximity::Separated {
+                        distance,
+                        point_a,
+                        point_b,
+                    },
+                ) => {
+                    assert!(
+                        (distance - d).abs() <= tol,
+                        "from {fa:?} {fb:?}: {distance} vs {d}"
+                    );
+                    assert!(
+                        a.max_face_distance(pa.inverse_transform_point(point_a))
+                            .abs()
+                            <= 1e-12
+                    );
+                    assert!(
+                        b.max_face_distance(pb.inverse_transform_point(point_b))
+                            .abs()
+                            <= 1e-12
+                    );
+                }
+                (None, Proximity::Penetrating { .. }) => {}
+                // Exactly touching: either answer, but a separated one at distance 0.
+                (Some(d), Proximity::Penetrating { .. }) if d == 0.0 => {}
+                (None, Proximity::Separated { distance, .. }) => {
+                    panic!("from {fa:?} {fb:?}: separated by {distance}, expected penetration")
+                }
+                (e, f) => panic!("from {fa:?} {fb:?}: {f:?}, expected {e:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn parallel_faces_from_every_start() {
+    let cube = generate::cube(1.0).unwrap();
+    for gap in [0.3, 1e-6, 1e-12] {
+        let pb = Pose::from_translation(DVec3::new(0.2, -0.3, 1.0 + gap));
+        from_every_start(&cube, &Pose::IDENTITY, &cube, &pb, Some(gap), 1e-14);
+    }
+    from_every_start(
+        &cube,
+        &Pose::IDENTITY,
+        &cube,
+        &Pose::from_translation(DVec3::new(0.2, -0.3, 0.999)),
+        None,
+        0.0,
+    );
+    // Face to face with equal extents: the faces' edges coincide in projection too.
+    from_every_start(
+        &cube,
+        &Pose::IDENTITY,
+        &cube,
+        &Pose::from_translation(DVec3::new(0.0, 0.0, 1.25)),
+        Some(0.25),
+        1e-14,
+    );
+}
+
+#[test]
+fn parallel_edges_from_every_start() {
+    // Both cubes turned 45° about x: a's top and b's bottom are edges along x.
+    let cube = generate::cube(1.0).unwrap();
+    let turn = DQuat::from_rotation_x(std::f64::consts::FRAC_PI_4);
+    let reach = 0.5 * 2f64.sqrt();
+    for (shift, gap) in [(0.0, 0.2), (0.7, 0.05), (0.999, 1e-9)] {
+        let pa = Pose::new(DVec3::ZERO, turn);
+        let pb = Pose::new(DVec3::new(shift, 0.0, 2.0 * reach + gap), turn);
+        from_every_start(&cube, &pa, &cube, &pb, Some(gap), 1e-12);
+    }
+    // Crossed edges (b turned about z as well): a single closest point pair.
+    let pa = Pose::new(DVec3::ZERO, turn);
+    let pb = Pose::new(
+        DVec3::new(0.1, 0.05, 2.0 * reach + 0.1),
+        DQuat::from_rotation_z(0.7) * turn,
+    );
+    from_every_start(&cube, &pa, &cube, &pb, Some(0.1), 1e-12);
+}
+
+#[test]
+fn vertex_on_a_face_and_touching_points() {
+    let cube = generate::cube(1.0).unwrap();
+    let octa = generate::octahedron(1.0).unwrap();
+    let tip = 1.0 / 2f64.sqrt();
+    for (gap, expected) in [(1e-3, Some(1e-3)), (0.0, Some(0.0)), (-1e-9, None)] {
+        // The octahedron's lower tip on the cube's top face.
+        let pb = Pose::new(
+            DVec3::new(0.1, 0.2, 0.5 + tip + gap),
+            DQuat::from_rotation_z(0.3),
+        );
+        from_every_start(&cube, &Pose::IDENTITY, &octa, &pb, expected, 1e-14);
+        // Two octahedra tip to tip.
+        let pb = Pose::new(
+            DVec3::new(0.0, 0.0, 2.0 * tip + gap),
+            DQuat::from_rotation_z(0.5),
+        );
+        from_every_start(&octa, &Pose::IDENTITY, &octa, &pb, expected, 1e-14);
+    }
+}
+
+#[test]
+fn nested_and_identical_grains_penetrate() {
+    let mut r = rng(34);
+    let big = generate::ellipsoid_grain(40, DVec3::new(1.0, 0.8, 0.6), &mut r).unwrap();
+    let small = generate::ellipsoid_grain(12, DVec3::new(0.1, 0.1, 0.1), &mut r).unwrap();
+    let pose = Pose::new(DVec3::new(1.0, 2.0, 3.0), random_rotation(&mut r));
+    from_every_start(&big, &pose, &small, &pose, None, 0.0);
+    from_every_start(&small, &pose, &big, &pose, None, 0.0);
+    let cube = generate::cube(1.0).unwrap();
+    from_every_start(&cube, &pose, &cube, &pose, None, 0.0);
+    let g = generate::ellipsoid_grain(20, DVec3::new(1.0, 0.8, 0.6), &mut r).unwrap();
+    from_every_start(&g, &pose, &g, &pose, None, 0.0);
+}
+
+#[test]
+fn a_cache_from_another_pair_is_a_cold_start() {
+    let cube = generate::cube(1.0).unwrap();
+    let mut cache = FeatureCache {
+        feature_a: talus_geom::Feature::Face(99),
+        feature_b: talus_geom::Feature::Edge(1000),
+        ..FeatureCache::default()
+    };
+    let pb = Pose::from_translation(DVec3::new(0.0, 0.0, 1.5));
+    let p = closest_features(&cube, &Pose::IDENTITY, &cube, &pb, &mut cache);
+    assert!((p.distance().unwrap() - 0.5).abs() < 1e-15);
+}
