@@ -264,7 +264,7 @@ fn from_every_start(
                 }
                 (None, Proximity::Penetrating { .. }) => {}
                 // Exactly touching: either answer, but a separated one at distance 0.
-                (Some(d), Proximity::Penetrating { .. }) if d == 0.0 => {}
+                (Some(0.0), Proximity::Penetrating { .. }) => {}
                 (None, Proximity::Separated { distance, .. }) => {
                     panic!("from {fa:?} {fb:?}: separated by {distance}, expected penetration")
                 }
