@@ -66,7 +66,7 @@ pub fn closest_features(
     // the transform between the frames: the grains touch.
     let contact = 64.0
         * f64::EPSILON
-        * (a.diameter_bound() + b.diameter_bound() + a_to_b.translation.length());
+        * (a.diameter_bound() + b.diameter_bound() + 2.0 * a_to_b.translation.abs().max_element());
     let ab = Pair {
         p: a,
         q: b,

@@ -14,8 +14,10 @@ pub(crate) struct Iso {
 impl Iso {
     /// The transform from the body frame of `from` to the body frame of `to`.
     pub fn between(from: &Pose, to: &Pose) -> Iso {
-        let to_inverse = to.rotation.inverse();
-        let rotation = DMat3::from_quat((to_inverse * from.rotation).normalize());
+        // Unit quaternions: the conjugate is the inverse, and their product is a unit
+        // quaternion up to round-off that the matrix conversion does not amplify.
+        let to_inverse = to.rotation.conjugate();
+        let rotation = DMat3::from_quat(to_inverse * from.rotation);
         let translation = to_inverse * (from.position - to.position);
         Iso {
             rotation,

@@ -45,11 +45,20 @@ pub struct Overlap {
     pub area: f64,
 }
 
-/// A plane `normal · x = offset` in B's frame.
+/// A candidate face in B's frame: its plane `normal · x = offset` and a sphere around it.
 #[derive(Clone, Copy)]
 struct Plane {
     normal: DVec3,
     offset: f64,
+    centre: DVec3,
+    radius: f64,
+}
+
+impl Plane {
+    #[inline]
+    fn distance(&self, x: DVec3) -> f64 {
+        self.normal.dot(x) - self.offset
+    }
 }
 
 /// Marks for a graph search over one polyhedron, reset in O(1) by a new generation.
@@ -90,6 +99,7 @@ struct Workspace {
     planes_b: Vec<Plane>,
     polygon: Vec<DVec3>,
     scratch: Vec<DVec3>,
+    near: Vec<u32>,
 }
 
 thread_local! {
@@ -159,12 +169,16 @@ fn intersect(
         &mut w.faces_b,
     );
 
+    // Every candidate face in B's frame: its plane and the sphere around it.
     w.planes_b.clear();
     w.planes_b.extend(w.faces_b.iter().map(|&g| {
         let face = b.faces()[g as usize];
+        let (centre, radius) = b.face_sphere(g as usize);
         Plane {
             normal: face.normal,
             offset: face.offset,
+            centre,
+            radius,
         }
     }));
     w.planes_a.clear();
@@ -172,56 +186,53 @@ fn intersect(
         let face = a.faces()[f as usize];
         let normal = a_to_b.vector(face.normal);
         let on_plane = a_to_b.point(face.normal * face.offset);
+        let (centre, radius) = a.face_sphere(f as usize);
         Plane {
             normal,
             offset: normal.dot(on_plane),
+            centre: a_to_b.point(centre),
+            radius,
         }
     }));
 
     let scale = a.diameter_bound() + b.diameter_bound();
-    let coplanar_tolerance = 1e-12 * scale;
+    let tolerance = 1e-12 * scale;
     let mut sums = BoundarySums::default();
 
-    for &f in &w.faces_a {
+    for (k, &f) in w.faces_a.iter().enumerate() {
         w.polygon.clear();
         w.polygon.extend(
             a.face_vertices(f as usize)
                 .map(|v| a_to_b.point(a.vertices()[v as usize])),
         );
-        if clip_by_planes(
+        if part_inside(
+            &w.planes_a[k],
+            &w.planes_b,
+            None,
+            tolerance,
             &mut w.polygon,
             &mut w.scratch,
-            &w.planes_b,
-            coplanar_tolerance,
+            &mut w.near,
         ) {
             sums.add(&w.polygon);
             sums.contact_area += polygon_area_vector(&w.polygon);
         }
     }
-    for &g in &w.faces_b {
-        let face = b.faces()[g as usize];
+    for (k, &g) in w.faces_b.iter().enumerate() {
         w.polygon.clear();
         w.polygon.extend(
             b.face_vertices(g as usize)
                 .map(|v| b.vertices()[v as usize]),
         );
-        // A face of B lying in a face of A with the same orientation is on A's surface and
-        // already counted as A's part; counting it twice would double that boundary.
-        let polygon = &w.polygon;
-        let shared = w.planes_a.iter().any(|p| {
-            p.normal.dot(face.normal) > 1.0 - 1e-12
-                && polygon
-                    .iter()
-                    .all(|x| (p.normal.dot(*x) - p.offset).abs() <= coplanar_tolerance)
-        });
-        if !shared
-            && clip_by_planes(
-                &mut w.polygon,
-                &mut w.scratch,
-                &w.planes_a,
-                coplanar_tolerance,
-            )
-        {
+        if part_inside(
+            &w.planes_b[k],
+            &w.planes_a,
+            Some(&w.planes_b[k]),
+            tolerance,
+            &mut w.polygon,
+            &mut w.scratch,
+            &mut w.near,
+        ) {
             sums.add(&w.polygon);
         }
     }
@@ -248,23 +259,43 @@ fn intersect(
     })
 }
 
-/// A unit direction from A towards B in B's frame: the inward normal of B's witness face,
-/// the outward normal of A's witness face, or else the line between the vertex centroids.
+/// A unit direction from A towards B in B's frame, estimated from the witness: the mean of
+/// the outward surface normal of A and the inward surface normal of B there (a face's own
+/// normal, or the mean of the faces around an edge or a vertex). For a shallow overlap this
+/// is close to the contact normal, which keeps the slab between the grains' supports thin.
 fn witness_direction(
     a: &ConvexPolyhedron,
     b: &ConvexPolyhedron,
     witness: &FeatureCache,
     a_to_b: &Iso,
 ) -> DVec3 {
-    match (witness.feature_a, witness.feature_b) {
-        (_, Feature::Face(f)) if (f as usize) < b.faces().len() => -b.faces()[f as usize].normal,
-        (Feature::Face(f), _) if (f as usize) < a.faces().len() => {
-            a_to_b.vector(a.faces()[f as usize].normal)
-        }
-        _ => (b.vertex_centroid() - a_to_b.point(a.vertex_centroid()))
-            .try_normalize()
-            .unwrap_or(DVec3::Z),
+    let outward_a = a_to_b.vector(surface_normal(a, witness.feature_a));
+    let inward_b = -surface_normal(b, witness.feature_b);
+    (outward_a + inward_b)
+        .try_normalize()
+        .or_else(|| (b.vertex_centroid() - a_to_b.point(a.vertex_centroid())).try_normalize())
+        .unwrap_or(DVec3::Z)
+}
+
+/// The outward unit normal of a face, or the normalised mean of those of the faces meeting
+/// at an edge or a vertex (own frame); zero for an invalid feature.
+fn surface_normal(poly: &ConvexPolyhedron, feature: Feature) -> DVec3 {
+    if !feature.is_valid_for(poly) {
+        return DVec3::ZERO;
     }
+    let faces = poly.faces();
+    let sum = match feature {
+        Feature::Face(f) => faces[f as usize].normal,
+        Feature::Edge(e) => {
+            let [f, g] = poly.edge_faces(e as usize);
+            faces[f as usize].normal + faces[g as usize].normal
+        }
+        Feature::Vertex(v) => poly
+            .vertex_half_edges(v as usize)
+            .map(|h| faces[poly.half_edges()[h as usize].face as usize].normal)
+            .sum(),
+    };
+    sum.normalize_or_zero()
 }
 
 /// A vertex of the witness feature, to start climbing from.
@@ -368,25 +399,88 @@ impl BoundarySums {
     }
 }
 
+/// Clips `polygon` (a candidate face `own` of one grain) to the other grain, given by its
+/// candidate faces `others`; returns whether a part with area remains.
+///
+/// Only the planes of faces whose spheres meet the polygon's can cut it: if the polygon
+/// meets the other grain, a point of it beyond any other plane would leave the grain, on
+/// the way from a point inside, through a face meeting the polygon. Whether it meets the
+/// grain at all is checked at the end: a clipped part whose centroid lies beyond one of
+/// the candidate planes (among which is every plane a point of the first grain can be
+/// beyond, see the module documentation) lies outside.
+///
+/// `skip_shared`: for faces of B, a face of B lying in a face of A with the same
+/// orientation is on A's surface and already counted as A's part; counting it twice would
+/// double that boundary.
+fn part_inside(
+    own: &Plane,
+    others: &[Plane],
+    skip_shared: Option<&Plane>,
+    tolerance: f64,
+    polygon: &mut Vec<DVec3>,
+    scratch: &mut Vec<DVec3>,
+    near: &mut Vec<u32>,
+) -> bool {
+    near.clear();
+    for (i, o) in others.iter().enumerate() {
+        let reach = own.radius + o.radius + tolerance;
+        if own.centre.distance_squared(o.centre) <= reach * reach {
+            near.push(i as u32);
+        }
+    }
+    if let Some(face) = skip_shared {
+        let shared = near.iter().map(|&i| &others[i as usize]).any(|p| {
+            p.normal.dot(face.normal) > 1.0 - 1e-12
+                && polygon.iter().all(|x| p.distance(*x).abs() <= tolerance)
+        });
+        if shared {
+            return false;
+        }
+    }
+    if !clip_by_planes(
+        polygon,
+        scratch,
+        near.iter().map(|&i| &others[i as usize]),
+        tolerance,
+    ) {
+        return false;
+    }
+    let centroid = polygon.iter().sum::<DVec3>() / polygon.len() as f64;
+    others.iter().all(|p| p.distance(centroid) <= tolerance)
+}
+
 /// Clips a convex polygon by half-spaces `normal · x ≤ offset` (Sutherland–Hodgman);
 /// returns whether a polygon with area is left. A vertex within `tolerance` beyond a plane
 /// counts as on it, so that a face lying in a plane of the other grain (up to round-off of
 /// the transform between their frames) is kept whole, not shaved at random.
-fn clip_by_planes(
+fn clip_by_planes<'p>(
     polygon: &mut Vec<DVec3>,
     scratch: &mut Vec<DVec3>,
-    planes: &[Plane],
+    planes: impl Iterator<Item = &'p Plane>,
     tolerance: f64,
 ) -> bool {
+    // Signed distances of the current polygon's vertices, computed once per plane.
+    let mut distances = [0.0f64; 64];
     for plane in planes {
-        let distance = |x: DVec3| plane.normal.dot(x) - plane.offset;
-        if polygon.iter().all(|&x| distance(x) <= tolerance) {
+        if polygon.len() > distances.len() {
+            if !clip_by_plane_slow(polygon, scratch, plane, tolerance) {
+                return false;
+            }
+            continue;
+        }
+        let mut outside = false;
+        for (d, &x) in distances.iter_mut().zip(polygon.iter()) {
+            *d = plane.distance(x);
+            outside |= *d > tolerance;
+        }
+        if !outside {
             continue;
         }
         scratch.clear();
-        for k in 0..polygon.len() {
-            let (p, q) = (polygon[k], polygon[(k + 1) % polygon.len()]);
-            let (dp, dq) = (distance(p), distance(q));
+        let n = polygon.len();
+        for k in 0..n {
+            let (p, q) = (polygon[k], polygon[(k + 1) % n]);
+            let (dp, dq) = (distances[k], distances[(k + 1) % n]);
             let (p_in, q_in) = (dp <= tolerance, dq <= tolerance);
             if p_in {
                 scratch.push(p);
@@ -401,4 +495,28 @@ fn clip_by_planes(
         }
     }
     true
+}
+
+/// One plane of [`clip_by_planes`] for polygons too large for its distance buffer.
+fn clip_by_plane_slow(
+    polygon: &mut Vec<DVec3>,
+    scratch: &mut Vec<DVec3>,
+    plane: &Plane,
+    tolerance: f64,
+) -> bool {
+    scratch.clear();
+    let n = polygon.len();
+    for k in 0..n {
+        let (p, q) = (polygon[k], polygon[(k + 1) % n]);
+        let (dp, dq) = (plane.distance(p), plane.distance(q));
+        let (p_in, q_in) = (dp <= tolerance, dq <= tolerance);
+        if p_in {
+            scratch.push(p);
+        }
+        if p_in != q_in {
+            scratch.push(p + (q - p) * (dp / (dp - dq)).clamp(0.0, 1.0));
+        }
+    }
+    std::mem::swap(polygon, scratch);
+    polygon.len() >= 3
 }

@@ -80,6 +80,10 @@ pub struct ConvexPolyhedron {
     half_edge_side: Vec<DVec3>,
     /// Bounding box in the polyhedron's own frame.
     local_aabb: Aabb,
+    /// Per face: centre and radius of a sphere holding it.
+    face_sphere: Vec<(DVec3, f64)>,
+    /// Diagonal of `local_aabb`.
+    diameter_bound: f64,
 }
 
 impl ConvexPolyhedron {
@@ -185,6 +189,17 @@ impl ConvexPolyhedron {
             return Err(internal("an edge has no length".into()));
         }
 
+        let face_sphere = loops
+            .iter()
+            .map(|l| {
+                let centre = l.iter().map(|&p| points[p as usize]).sum::<DVec3>() / l.len() as f64;
+                let radius = l
+                    .iter()
+                    .map(|&p| points[p as usize].distance(centre))
+                    .fold(0.0, f64::max);
+                (centre, radius)
+            })
+            .collect();
         let local_aabb = Aabb::from_points(vertices.iter().copied())
             .ok_or_else(|| internal("no vertices".into()))?;
 
@@ -198,7 +213,9 @@ impl ConvexPolyhedron {
             half_edge_direction,
             half_edge_length,
             half_edge_side,
+            diameter_bound: local_aabb.extents().length(),
             local_aabb,
+            face_sphere,
         };
         let euler = poly.vertices.len() as i64 - poly.edges.len() as i64 + poly.faces.len() as i64;
         if euler != 2 {
@@ -252,10 +269,16 @@ impl ConvexPolyhedron {
         self.local_aabb
     }
 
+    /// Centre and radius of a sphere holding face `f`.
+    #[must_use]
+    pub fn face_sphere(&self, f: usize) -> (DVec3, f64) {
+        self.face_sphere[f]
+    }
+
     /// An upper bound of the diameter in O(1): the diagonal of the own-frame bounding box.
     #[must_use]
     pub fn diameter_bound(&self) -> f64 {
-        self.local_aabb.extents().length()
+        self.diameter_bound
     }
 
     /// Unit direction of half-edge `h`, from its origin to its end.
