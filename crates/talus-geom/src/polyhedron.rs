@@ -226,6 +226,25 @@ impl ConvexPolyhedron {
         Ok(poly)
     }
 
+    /// The same polyhedron moved rigidly: every vertex `v` becomes `rotation · v +
+    /// translation`; the topology (vertex, edge and face numbering) is kept.
+    ///
+    /// # Errors
+    /// [`GeomError::InvalidParameter`] if `rotation` is not a unit quaternion or
+    /// `translation` is not finite.
+    pub fn transformed(&self, rotation: glam::DQuat, translation: DVec3) -> Result<Self, GeomError> {
+        if !(rotation.is_finite() && (rotation.length() - 1.0).abs() < 1e-9 && translation.is_finite()) {
+            return Err(GeomError::InvalidParameter {
+                name: "rigid transform",
+                value: format!("rotation {rotation:?}, translation {translation:?}"),
+                allowed: "a unit quaternion and a finite translation",
+            });
+        }
+        let moved: Vec<DVec3> = self.vertices.iter().map(|&v| rotation * v + translation).collect();
+        let loops: Vec<Vec<u32>> = (0..self.faces.len()).map(|f| self.face_vertices(f).collect()).collect();
+        ConvexPolyhedron::from_face_loops(&moved, &loops)
+    }
+
     /// The vertices, in the coordinates they were given.
     #[must_use]
     pub fn vertices(&self) -> &[DVec3] {
