@@ -23,6 +23,13 @@
 //! * A cycle guard: a repeated feature pair or an over-long walk hands the query to the
 //!   exhaustive search, which is counted ([`exhaustive_fallbacks`]).
 //!
+//! For speed, the cached pair is first checked by a certificate (see [`confirm_edge_edge`]):
+//! the closest points of the two features, computed as the full state test computes them,
+//! lying inside each other's regions with a margin. That is the common case of a warm query
+//! and costs a fraction of the state test; the walk runs only when it fails. The states read
+//! each feature's data from one packed record ([`EdgeRecord`], the face's side planes, the
+//! vertex's edges), and evaluate every plane exactly as before.
+//!
 //! The state logic follows Mirtich's own implementation (V-Clip, MERL 1997) with the
 //! corrected penetration test of the edge–face state.
 
@@ -33,7 +40,7 @@ use glam::DVec3;
 use crate::brute::closest_features_exhaustive;
 use crate::feature::{Feature, FeatureCache};
 use crate::iso::Iso;
-use crate::polyhedron::ConvexPolyhedron;
+use crate::polyhedron::{ConvexPolyhedron, EdgeRecord};
 use crate::pose::Pose;
 use crate::proximity::Proximity;
 use crate::segment::closest_segment_segment;
@@ -61,6 +68,19 @@ pub fn closest_features(
     cache: &mut FeatureCache,
 ) -> Proximity {
     let a_to_b = Iso::between(pose_a, pose_b);
+    closest_features_with(a, pose_a, b, pose_b, &a_to_b, cache)
+}
+
+/// [`closest_features`] with the transform from a's to b's frame already computed
+/// (`a_to_b = Iso::between(pose_a, pose_b)`).
+pub(crate) fn closest_features_with(
+    a: &ConvexPolyhedron,
+    pose_a: &Pose,
+    b: &ConvexPolyhedron,
+    pose_b: &Pose,
+    a_to_b: &Iso,
+    cache: &mut FeatureCache,
+) -> Proximity {
     let b_to_a = a_to_b.inverse();
     // Distances within a few dozen ulps of the sizes and offset involved are round-off of
     // the transform between the frames: the grains touch.
@@ -71,90 +91,93 @@ pub fn closest_features(
         p: a,
         q: b,
         p_to_q: a_to_b,
-        q_to_p: b_to_a,
-        pose_q: pose_b,
+        q_to_p: &b_to_a,
         contact,
     };
     let ba = Pair {
         p: b,
         q: a,
-        p_to_q: b_to_a,
+        p_to_q: &b_to_a,
         q_to_p: a_to_b,
-        pose_q: pose_a,
         contact,
     };
     let (mut fa, mut fb) = (cache.feature_a, cache.feature_b);
     if !fa.is_valid_for(a) || !fb.is_valid_for(b) {
         (fa, fb) = (Feature::Vertex(0), Feature::Vertex(0));
     }
+    // With temporal coherence the cached pair is usually still closest: certify it cheaply,
+    // and walk only when that fails.
+    let confirmed = match (fa, fb) {
+        (Feature::Edge(e), Feature::Edge(g)) => confirm_edge_edge(&ab, e, g),
+        (Feature::Vertex(v), Feature::Face(f)) => confirm_vertex_face(&ab, v, f),
+        (Feature::Face(f), Feature::Vertex(v)) => confirm_vertex_face(&ba, v, f).map(Step::swapped),
+        (Feature::Vertex(v), Feature::Edge(e)) => confirm_vertex_edge(&ab, v, e),
+        (Feature::Edge(e), Feature::Vertex(v)) => confirm_vertex_edge(&ba, v, e).map(Step::swapped),
+        // The full test, kept when it finds penetration (an edge through a face).
+        (Feature::Edge(e), Feature::Face(f)) => penetrating(edge_face(&ab, e, f)),
+        (Feature::Face(f), Feature::Edge(e)) => penetrating(edge_face(&ba, e, f)),
+        _ => None,
+    };
+    match confirmed {
+        Some(step) => finish(step, fa, fb, 0, pose_a, pose_b, cache),
+        None => walk(&ab, &ba, fa, fb, pose_a, pose_b, cache),
+    }
+}
+
+/// [`Pose::transform_point`], inlined.
+#[inline(always)]
+fn world(pose: &Pose, body: DVec3) -> DVec3 {
+    pose.rotation * body + pose.position
+}
+
+/// The step if it is `Penetrating`.
+#[inline(always)]
+fn penetrating(step: Step) -> Option<Step> {
+    matches!(step, Step::Penetrating).then_some(Step::Penetrating)
+}
+
+/// The walk from the pair `(fa, fb)`; the exhaustive search when it cycles or runs too
+/// long.
+#[inline(never)]
+fn walk(
+    ab: &Pair,
+    ba: &Pair,
+    mut fa: Feature,
+    mut fb: Feature,
+    pose_a: &Pose,
+    pose_b: &Pose,
+    cache: &mut FeatureCache,
+) -> Proximity {
+    let (a, b) = (ab.p, ab.q);
     let (va, ea, faces_a) = a.counts();
     let (vb, eb, faces_b) = b.counts();
     let step_limit = 4 * (va + ea + faces_a + vb + eb + faces_b) + 64;
     let mut recent = [(Feature::Vertex(u32::MAX), Feature::Vertex(u32::MAX)); 8];
-
     for steps in 0..step_limit {
         let step = match (fa, fb) {
-            (Feature::Vertex(v), Feature::Vertex(w)) => vertex_vertex(&ab, v, w),
-            (Feature::Vertex(v), Feature::Edge(e)) => vertex_edge(&ab, v, e),
-            (Feature::Edge(e), Feature::Vertex(v)) => vertex_edge(&ba, v, e).swapped(),
-            (Feature::Vertex(v), Feature::Face(f)) => vertex_face(&ab, v, f),
-            (Feature::Face(f), Feature::Vertex(v)) => vertex_face(&ba, v, f).swapped(),
-            (Feature::Edge(e), Feature::Edge(g)) => edge_edge(&ab, e, g),
-            (Feature::Edge(e), Feature::Face(f)) => edge_face(&ab, e, f),
-            (Feature::Face(f), Feature::Edge(e)) => edge_face(&ba, e, f).swapped(),
+            (Feature::Vertex(v), Feature::Vertex(w)) => vertex_vertex(ab, v, w),
+            (Feature::Vertex(v), Feature::Edge(e)) => vertex_edge(ab, v, e),
+            (Feature::Edge(e), Feature::Vertex(v)) => vertex_edge(ba, v, e).swapped(),
+            (Feature::Vertex(v), Feature::Face(f)) => vertex_face(ab, v, f),
+            (Feature::Face(f), Feature::Vertex(v)) => vertex_face(ba, v, f).swapped(),
+            (Feature::Edge(e), Feature::Edge(g)) => edge_edge(ab, e, g),
+            (Feature::Edge(e), Feature::Face(f)) => edge_face(ab, e, f),
+            (Feature::Face(f), Feature::Edge(e)) => edge_face(ba, e, f).swapped(),
             // Not a state of the walk: continue from an edge of a's face.
             (Feature::Face(f), Feature::Face(_)) => {
                 let h = a.faces()[f as usize].first_half_edge as usize;
                 Step::Move(Feature::Edge(a.half_edges()[h].edge), fb)
             }
         };
-        match step {
-            Step::Move(na, nb) => {
-                (fa, fb) = (na, nb);
-                if recent.contains(&(fa, fb)) {
-                    break;
-                }
-                recent[steps % recent.len()] = (fa, fb);
+        if let Step::Move(na, nb) = step {
+            (fa, fb) = (na, nb);
+            if recent.contains(&(fa, fb)) {
+                break;
             }
-            Step::Separated { point_p, point_q } => {
-                *cache = FeatureCache {
-                    feature_a: fa,
-                    feature_b: fb,
-                    last_steps: steps as u32,
-                    fallbacks: cache.fallbacks,
-                };
-                return Proximity::Separated {
-                    distance: point_p.distance(point_q),
-                    point_a: point_p,
-                    point_b: point_q,
-                };
-            }
-            Step::SeparatedSwapped { point_p, point_q } => {
-                *cache = FeatureCache {
-                    feature_a: fa,
-                    feature_b: fb,
-                    last_steps: steps as u32,
-                    fallbacks: cache.fallbacks,
-                };
-                return Proximity::Separated {
-                    distance: point_p.distance(point_q),
-                    point_a: point_q,
-                    point_b: point_p,
-                };
-            }
-            Step::Penetrating => {
-                *cache = FeatureCache {
-                    feature_a: fa,
-                    feature_b: fb,
-                    last_steps: steps as u32,
-                    fallbacks: cache.fallbacks,
-                };
-                return Proximity::Penetrating {
-                    feature_a: fa,
-                    feature_b: fb,
-                };
-            }
+            recent[steps % recent.len()] = (fa, fb);
+            continue;
         }
+        return finish(step, fa, fb, steps, pose_a, pose_b, cache);
     }
     EXHAUSTIVE_FALLBACKS.fetch_add(1, Ordering::Relaxed);
     let (proximity, found) = closest_features_exhaustive(a, pose_a, b, pose_b);
@@ -166,14 +189,59 @@ pub fn closest_features(
     proximity
 }
 
-/// Two polyhedra seen from the first (`p`): the transforms between their frames and the
-/// pose of the second, whose frame the states compute closest points in.
+/// The answer for a final step (not a move) at the pair `(fa, fb)` after `steps` moves, and
+/// the cache updated to it.
+#[inline(always)]
+fn finish(
+    step: Step,
+    fa: Feature,
+    fb: Feature,
+    steps: usize,
+    pose_a: &Pose,
+    pose_b: &Pose,
+    cache: &mut FeatureCache,
+) -> Proximity {
+    *cache = FeatureCache {
+        feature_a: fa,
+        feature_b: fb,
+        last_steps: steps as u32,
+        fallbacks: cache.fallbacks,
+    };
+    match step {
+        // Points in b's frame, a's first.
+        Step::Separated {
+            on_p,
+            on_q,
+            distance,
+        } => Proximity::Separated {
+            distance,
+            point_a: world(pose_b, on_p),
+            point_b: world(pose_b, on_q),
+        },
+        // Points in a's frame, b's first.
+        Step::SeparatedSwapped {
+            on_p,
+            on_q,
+            distance,
+        } => Proximity::Separated {
+            distance,
+            point_a: world(pose_a, on_q),
+            point_b: world(pose_a, on_p),
+        },
+        Step::Penetrating | Step::Move(..) => Proximity::Penetrating {
+            feature_a: fa,
+            feature_b: fb,
+        },
+    }
+}
+
+/// Two polyhedra seen from the first (`p`): the transforms between their frames. The
+/// states compute closest points in q's frame.
 struct Pair<'a> {
     p: &'a ConvexPolyhedron,
     q: &'a ConvexPolyhedron,
-    p_to_q: Iso,
-    q_to_p: Iso,
-    pose_q: &'a Pose,
+    p_to_q: &'a Iso,
+    q_to_p: &'a Iso,
     /// Distance at or below which the grains count as touching.
     contact: f64,
 }
@@ -182,37 +250,162 @@ struct Pair<'a> {
 enum Step {
     /// Continue from this pair.
     Move(Feature, Feature),
-    /// The pair is closest; world-frame points on p and q.
-    Separated { point_p: DVec3, point_q: DVec3 },
+    /// The pair is closest; the points on p and q in q's frame, and their distance.
+    Separated {
+        on_p: DVec3,
+        on_q: DVec3,
+        distance: f64,
+    },
     /// As `Separated`, for a pair evaluated with the roles of the grains exchanged.
-    SeparatedSwapped { point_p: DVec3, point_q: DVec3 },
+    SeparatedSwapped {
+        on_p: DVec3,
+        on_q: DVec3,
+        distance: f64,
+    },
     /// The grains penetrate; the pair is the witness.
     Penetrating,
 }
 
 impl Step {
     /// The same outcome with the roles of p and q exchanged.
+    #[inline]
     fn swapped(self) -> Step {
         match self {
             Step::Move(x, y) => Step::Move(y, x),
-            Step::Separated { point_p, point_q } => Step::SeparatedSwapped { point_p, point_q },
-            Step::SeparatedSwapped { point_p, point_q } => Step::Separated { point_p, point_q },
+            Step::Separated {
+                on_p,
+                on_q,
+                distance,
+            } => Step::SeparatedSwapped {
+                on_p,
+                on_q,
+                distance,
+            },
+            Step::SeparatedSwapped {
+                on_p,
+                on_q,
+                distance,
+            } => Step::Separated {
+                on_p,
+                on_q,
+                distance,
+            },
             Step::Penetrating => Step::Penetrating,
         }
     }
 }
 
 impl Pair<'_> {
-    /// Closest points given in q's frame, as a world-frame outcome; touching points count
-    /// as penetration.
+    /// Closest points given in q's frame as an outcome; touching points count as
+    /// penetration.
+    #[inline]
     fn separated(&self, on_p: DVec3, on_q: DVec3) -> Step {
-        if on_p.distance(on_q) <= self.contact {
+        let distance = on_p.distance(on_q);
+        if distance <= self.contact {
             return Step::Penetrating;
         }
         Step::Separated {
-            point_p: self.pose_q.transform_point(on_p),
-            point_q: self.pose_q.transform_point(on_q),
+            on_p,
+            on_q,
+            distance,
         }
+    }
+}
+
+/// Certificates of the common closing states.
+///
+/// With temporal coherence most queries end where they start, and the full state test then
+/// spends most of its time proving that no neighbour is closer (clipping the features against
+/// each other's regions). A cheaper sufficient condition is the characterisation the walk
+/// converges to: the closest points of the two features lie in each other's Voronoi regions
+/// (Lin–Canny, thesis eq. 4.16). Each certificate below computes exactly the points the full
+/// state would report and accepts only when they lie inside the regions by more than the
+/// round-off of the transforms (`Pair::contact`): the pair is then closest, and the full
+/// test returns the same points (it could differ only where its derivative signs are
+/// round-off, as for parallel features, and then by moving to a pair at the same distance).
+/// Anything closer to a boundary, touching or penetrating is left to the full test.
+#[inline(always)]
+fn confirm_edge_edge(pair: &Pair, e: u32, g: u32) -> Option<Step> {
+    let (re, rg) = (
+        pair.p.edge_record(e as usize),
+        pair.q.edge_record(g as usize),
+    );
+    let (t_in_q, h_in_q) = (pair.p_to_q.point(re.tail), pair.p_to_q.point(re.head));
+    let (qt, qh) = (rg.tail, rg.head);
+    let (s, u) = closest_segment_segment(t_in_q, h_in_q, qt, qh);
+    let (x, y) = (t_in_q.lerp(h_in_q, s), qt.lerp(qh, u));
+    let margin = -pair.contact;
+    if !inside_edge_region(rg, x, margin) || !inside_edge_region(re, pair.q_to_p.point(y), margin) {
+        return None;
+    }
+    match pair.separated(x, y) {
+        step @ Step::Separated { .. } => Some(step),
+        _ => None,
+    }
+}
+
+/// Whether `x` lies in the region of edge `r` with every plane's violation below `limit`.
+#[inline(always)]
+fn inside_edge_region(r: &EdgeRecord, x: DVec3, limit: f64) -> bool {
+    let planes = edge_planes(r);
+    (planes[0].violation(x) < limit)
+        & (planes[1].violation(x) < limit)
+        & (planes[2].violation(x) < limit)
+        & (planes[3].violation(x) < limit)
+}
+
+#[inline(always)]
+fn confirm_vertex_face(pair: &Pair, v: u32, f: u32) -> Option<Step> {
+    let (p, q) = (pair.p, pair.q);
+    let pv = p.vertices()[v as usize];
+    let x = pair.p_to_q.point(pv);
+    let face = q.faces()[f as usize];
+    // The prism test exactly as in the full state.
+    for plane in face_prism(q, f) {
+        if plane.violation(x) > 0.0 {
+            return None;
+        }
+    }
+    let d = face.signed_distance(x);
+    if d <= pair.contact {
+        return None;
+    }
+    // Every edge at v rises from the face plane by more than round-off, so that no other
+    // end is nearer the plane (the full state's comparison of transformed distances).
+    let up = pair.q_to_p.vector(face.normal);
+    for s in p.vertex_star(v as usize) {
+        if up.dot(s.end - pv) <= pair.contact {
+            return None;
+        }
+    }
+    match pair.separated(x, x - face.normal * d) {
+        step @ Step::Separated { .. } => Some(step),
+        _ => None,
+    }
+}
+
+#[inline(always)]
+fn confirm_vertex_edge(pair: &Pair, v: u32, e: u32) -> Option<Step> {
+    let (p, q) = (pair.p, pair.q);
+    let pv = p.vertices()[v as usize];
+    let v_in_q = pair.p_to_q.point(pv);
+    let r = q.edge_record(e as usize);
+    let margin = -pair.contact;
+    if !inside_edge_region(r, v_in_q, margin) {
+        return None;
+    }
+    let (tail, head) = (r.tail, r.head);
+    let along = (v_in_q - tail).dot(head - tail) / (head - tail).length_squared();
+    let on_edge = tail + (head - tail) * along.clamp(0.0, 1.0);
+    let on_edge_in_p = pair.q_to_p.point(on_edge);
+    for s in p.vertex_star(v as usize) {
+        if s.direction.dot(on_edge_in_p - pv) >= margin {
+            return None;
+        }
+    }
+    match pair.separated(v_in_q, on_edge) {
+        step @ Step::Separated { .. } => Some(step),
+        _ => None,
     }
 }
 
@@ -232,72 +425,74 @@ impl RegionPlane {
     }
 }
 
-/// Tail, head and canonical half-edge of an edge.
+/// The planes of an edge's region are numbered tail, head, left face, right face (see
+/// [`EdgeRecord`]); each is the negation of the plane the neighbour uses for the same
+/// boundary.
+const TAIL: u8 = 0;
+const HEAD: u8 = 1;
+const LEFT: u8 = 2;
+const RIGHT: u8 = 3;
+
+/// The neighbour of an edge beyond its region plane `k`.
 #[inline]
-fn edge_ends(poly: &ConvexPolyhedron, e: u32) -> (DVec3, DVec3, usize) {
-    let h = poly.edge_half_edge(e as usize) as usize;
-    let [t, hd] = poly.edges()[e as usize];
-    (poly.vertices()[t as usize], poly.vertices()[hd as usize], h)
+fn edge_neighbour(r: &EdgeRecord, k: u8) -> Feature {
+    match k {
+        TAIL => Feature::Vertex(r.tail_id),
+        HEAD => Feature::Vertex(r.head_id),
+        LEFT => Feature::Face(r.left_face),
+        _ => Feature::Face(r.right_face),
+    }
 }
 
-/// The four planes of an edge's region, vertex planes first: tail, head, left face, right
-/// face. Each is the negation of the plane the neighbour uses for the same boundary.
+/// The four planes of an edge's region, in the order tail, head, left face, right face.
 #[inline]
-fn edge_planes(poly: &ConvexPolyhedron, e: u32) -> [RegionPlane; 4] {
-    let (tail, head, h) = edge_ends(poly, e);
-    let [t, hd] = poly.edges()[e as usize];
-    let he = poly.half_edges()[h];
-    let twin = he.twin as usize;
-    let u = poly.half_edge_direction(h);
+fn edge_planes(r: &EdgeRecord) -> [RegionPlane; 4] {
     [
         RegionPlane {
-            normal: -u,
-            point: tail,
-            neighbour: Feature::Vertex(t),
+            normal: -r.direction,
+            point: r.tail,
+            neighbour: Feature::Vertex(r.tail_id),
         },
         RegionPlane {
-            normal: u,
-            point: head,
-            neighbour: Feature::Vertex(hd),
+            normal: r.direction,
+            point: r.head,
+            neighbour: Feature::Vertex(r.head_id),
         },
         RegionPlane {
-            normal: -poly.half_edge_side(h),
-            point: tail,
-            neighbour: Feature::Face(he.face),
+            normal: r.left_side,
+            point: r.tail,
+            neighbour: Feature::Face(r.left_face),
         },
         RegionPlane {
-            normal: -poly.half_edge_side(twin),
-            point: head,
-            neighbour: Feature::Face(poly.half_edges()[twin].face),
+            normal: r.right_side,
+            point: r.head,
+            neighbour: Feature::Face(r.right_face),
         },
     ]
 }
 
-/// The plane of vertex `v`'s cone towards the edge of outgoing half-edge `h`.
+/// The planes of vertex `v`'s cone (at position `pv`), one per edge leaving it.
 #[inline]
-fn vertex_plane(poly: &ConvexPolyhedron, v: DVec3, h: u32) -> RegionPlane {
-    RegionPlane {
-        normal: poly.half_edge_direction(h as usize),
-        point: v,
-        neighbour: Feature::Edge(poly.half_edges()[h as usize].edge),
-    }
+fn vertex_cone(poly: &ConvexPolyhedron, v: u32, pv: DVec3) -> impl Iterator<Item = RegionPlane> {
+    poly.vertex_star(v as usize)
+        .iter()
+        .map(move |s| RegionPlane {
+            normal: s.direction,
+            point: pv,
+            neighbour: Feature::Edge(s.edge),
+        })
 }
 
-/// The side plane of a face's prism through half-edge `h`.
+/// The side planes of face `f`'s prism.
 #[inline]
-fn face_plane(poly: &ConvexPolyhedron, h: usize) -> RegionPlane {
-    let he = poly.half_edges()[h];
-    RegionPlane {
-        normal: poly.half_edge_side(h),
-        point: poly.vertices()[he.origin as usize],
-        neighbour: Feature::Edge(he.edge),
-    }
-}
-
-/// Signed distance of `x` from the plane of face `f`.
-#[inline]
-fn face_distance(poly: &ConvexPolyhedron, f: u32, x: DVec3) -> f64 {
-    poly.faces()[f as usize].signed_distance(x)
+fn face_prism(poly: &ConvexPolyhedron, f: u32) -> impl Iterator<Item = RegionPlane> {
+    poly.face_side_planes(f as usize)
+        .iter()
+        .map(|s| RegionPlane {
+            normal: s.normal,
+            point: s.point,
+            neighbour: Feature::Edge(s.edge),
+        })
 }
 
 /// The result of clipping a segment `t + λ (h − t)`, λ ∈ [0, 1], against a region.
@@ -315,6 +510,7 @@ enum Clip {
     },
 }
 
+#[inline]
 fn clip_segment(t: DVec3, h: DVec3, planes: impl Iterator<Item = RegionPlane>) -> Clip {
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
     let (mut below, mut above) = (None, None);
@@ -367,71 +563,19 @@ fn clip_segment(t: DVec3, h: DVec3, planes: impl Iterator<Item = RegionPlane>) -
     }
 }
 
-/// Sign of the derivative, along the segment, of the distance from the segment point at
-/// `lambda` to `feature` of `poly` (a vertex or a face; all in `poly`'s frame). `None` when
-/// the point lies on the feature: the grains touch there.
-fn distance_derivative(
-    poly: &ConvexPolyhedron,
-    feature: Feature,
-    t: DVec3,
-    h: DVec3,
-    lambda: f64,
-) -> Option<f64> {
-    let seg = h - t;
-    match feature {
-        Feature::Vertex(v) => {
-            let offset = t + seg * lambda - poly.vertices()[v as usize];
-            (offset != DVec3::ZERO).then(|| seg.dot(offset))
-        }
-        Feature::Face(f) => {
-            let (dt, dh) = (face_distance(poly, f, t), face_distance(poly, f, h));
-            let d = dt + lambda * (dh - dt);
-            (d != 0.0).then_some(if d > 0.0 { dh - dt } else { dt - dh })
-        }
-        Feature::Edge(_) => Some(0.0),
-    }
-}
-
-/// After a clip, move the region's feature to the neighbour beyond a clipped end if the
-/// distance decreases towards it (Mirtich's derivative test).
-fn derivative_move(
-    poly: &ConvexPolyhedron,
-    t: DVec3,
-    h: DVec3,
-    clip: (f64, f64, Option<Feature>, Option<Feature>),
-) -> Option<Option<Feature>> {
-    let (lo, hi, below, above) = clip;
-    if let Some(n) = below {
-        match distance_derivative(poly, n, t, h, lo) {
-            None => return None,
-            Some(d) if d > 0.0 => return Some(Some(n)),
-            Some(_) => {}
-        }
-    }
-    if let Some(n) = above {
-        match distance_derivative(poly, n, t, h, hi) {
-            None => return None,
-            Some(d) if d < 0.0 => return Some(Some(n)),
-            Some(_) => {}
-        }
-    }
-    Some(None)
-}
-
+#[inline(always)]
 fn vertex_vertex(pair: &Pair, v: u32, w: u32) -> Step {
     let (p, q) = (pair.p, pair.q);
     let pv = p.vertices()[v as usize];
     let qw = q.vertices()[w as usize];
     let w_in_p = pair.q_to_p.point(qw);
-    for h in p.vertex_half_edges(v as usize) {
-        let plane = vertex_plane(p, pv, h);
+    for plane in vertex_cone(p, v, pv) {
         if plane.violation(w_in_p) > 0.0 {
             return Step::Move(plane.neighbour, Feature::Vertex(w));
         }
     }
     let v_in_q = pair.p_to_q.point(pv);
-    for h in q.vertex_half_edges(w as usize) {
-        let plane = vertex_plane(q, qw, h);
+    for plane in vertex_cone(q, w, qw) {
         if plane.violation(v_in_q) > 0.0 {
             return Step::Move(Feature::Vertex(v), plane.neighbour);
         }
@@ -442,21 +586,20 @@ fn vertex_vertex(pair: &Pair, v: u32, w: u32) -> Step {
     pair.separated(v_in_q, qw)
 }
 
+#[inline(always)]
 fn vertex_edge(pair: &Pair, v: u32, e: u32) -> Step {
     let (p, q) = (pair.p, pair.q);
     let pv = p.vertices()[v as usize];
     let v_in_q = pair.p_to_q.point(pv);
-    for plane in edge_planes(q, e) {
+    let r = q.edge_record(e as usize);
+    for plane in edge_planes(r) {
         if plane.violation(v_in_q) > 0.0 {
             return Step::Move(Feature::Vertex(v), plane.neighbour);
         }
     }
-    let (tail, head, _) = edge_ends(q, e);
+    let (tail, head) = (r.tail, r.head);
     let (t, h) = (pair.q_to_p.point(tail), pair.q_to_p.point(head));
-    let cone = p
-        .vertex_half_edges(v as usize)
-        .map(|he| vertex_plane(p, pv, he));
-    let (lo, hi, below, above) = match clip_segment(t, h, cone) {
+    let (lo, hi, below, above) = match clip_segment(t, h, vertex_cone(p, v, pv)) {
         Clip::Simple(n) => return Step::Move(n, Feature::Edge(e)),
         Clip::Clipped {
             lo,
@@ -493,6 +636,7 @@ fn vertex_edge(pair: &Pair, v: u32, e: u32) -> Step {
     pair.separated(v_in_q, on_edge)
 }
 
+#[inline(always)]
 fn vertex_face(pair: &Pair, v: u32, f: u32) -> Step {
     let (p, q) = (pair.p, pair.q);
     let pv = p.vertices()[v as usize];
@@ -500,8 +644,7 @@ fn vertex_face(pair: &Pair, v: u32, f: u32) -> Step {
     let face = q.faces()[f as usize];
     // The most violated side plane, which keeps the walk away from poor edge choices.
     let mut worst: Option<(f64, Feature)> = None;
-    for h in face.half_edges() {
-        let plane = face_plane(q, h);
+    for plane in face_prism(q, f) {
         let violation = plane.violation(x);
         if violation > 0.0 && worst.is_none_or(|(w, _)| violation > w) {
             worst = Some((violation, plane.neighbour));
@@ -517,16 +660,10 @@ fn vertex_face(pair: &Pair, v: u32, f: u32) -> Step {
     // An edge at v whose other end is nearer the face plane (or beyond it) is closer. The
     // comparison uses the same transformed distances as the edge–face state, so that the
     // two states cannot disagree about which way is down.
-    for h in p.vertex_half_edges(v as usize) {
-        let other = pair
-            .p_to_q
-            .point(p.vertices()[p.half_edge_end(h as usize) as usize]);
-        let d_other = face.signed_distance(other);
+    for s in p.vertex_star(v as usize) {
+        let d_other = face.signed_distance(pair.p_to_q.point(s.end));
         if (d > 0.0 && d_other < d) || (d < 0.0 && d_other > d) {
-            return Step::Move(
-                Feature::Edge(p.half_edges()[h as usize].edge),
-                Feature::Face(f),
-            );
+            return Step::Move(Feature::Edge(s.edge), Feature::Face(f));
         }
     }
     if d > 0.0 {
@@ -548,43 +685,82 @@ fn vertex_face(pair: &Pair, v: u32, f: u32) -> Step {
     }
 }
 
-/// One half of the edge–edge test: the edge `s` (ends `t`, `h`, given in `owner`'s frame)
-/// against the region of edge `e` of `owner`. `Some(step)` when the pair must change or the
-/// grains touch; `None` when `s` passes the region test. Moves are returned as the new
-/// feature of `owner`.
+/// Sign of the derivative, along the segment `t h`, of the distance from the segment point
+/// at `lambda` to the neighbour `k` of the edge `r` (a vertex or a face). `None` when the
+/// point lies on the neighbour: the grains touch there.
+#[inline]
+fn distance_derivative(
+    owner: &ConvexPolyhedron,
+    r: &EdgeRecord,
+    k: u8,
+    t: DVec3,
+    h: DVec3,
+    lambda: f64,
+) -> Option<f64> {
+    let seg = h - t;
+    match k {
+        TAIL | HEAD => {
+            let vertex = if k == TAIL { r.tail } else { r.head };
+            let offset = t + seg * lambda - vertex;
+            (offset != DVec3::ZERO).then(|| seg.dot(offset))
+        }
+        _ => {
+            let (dt, dh) = face_distances(owner, r, k, t, h);
+            let d = dt + lambda * (dh - dt);
+            (d != 0.0).then_some(if d > 0.0 { dh - dt } else { dt - dh })
+        }
+    }
+}
+
+/// Signed distances of `t` and `h` from the plane of the face beyond plane `k` (`LEFT` or
+/// `RIGHT`) of edge `r`.
+#[inline]
+fn face_distances(
+    owner: &ConvexPolyhedron,
+    r: &EdgeRecord,
+    k: u8,
+    t: DVec3,
+    h: DVec3,
+) -> (f64, f64) {
+    let face = owner.faces()[if k == LEFT { r.left_face } else { r.right_face } as usize];
+    (face.signed_distance(t), face.signed_distance(h))
+}
+
+/// One half of the edge–edge test: the edge `s` (ends `t`, `h`, given in the owner's frame)
+/// against the region of the owner's edge `r`. `Some(step)` when the pair must change or
+/// the grains touch; `None` when `s` passes the region test. Moves are returned as the new
+/// feature of the owner.
+#[inline(always)]
 fn edge_edge_half(
     owner: &ConvexPolyhedron,
-    e: u32,
+    r: &EdgeRecord,
     t: DVec3,
     h: DVec3,
 ) -> Option<Result<Feature, ()>> {
-    let planes = edge_planes(owner, e);
     let seg = h - t;
     let at = |lambda: f64| t + seg * lambda;
-    let vertex_at = |n: Feature| match n {
-        Feature::Vertex(i) => owner.vertices()[i as usize],
-        _ => DVec3::ZERO,
-    };
+    let vertex_at = |k: u8| if k == TAIL { r.tail } else { r.head };
     let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    let (mut below, mut above): (Option<Feature>, Option<Feature>) = (None, None);
+    let (mut below, mut above): (Option<u8>, Option<u8>) = (None, None);
     // Vertex planes: parallel and opposite, so no ordering of λ is needed between them.
-    for plane in &planes[..2] {
-        let (vt, vh) = (plane.violation(t), plane.violation(h));
+    let minus_u = -r.direction;
+    for (normal, point, k) in [(minus_u, r.tail, TAIL), (r.direction, r.head, HEAD)] {
+        let (vt, vh) = (normal.dot(t - point), normal.dot(h - point));
         if vt > 0.0 && vh > 0.0 {
-            return Some(Ok(plane.neighbour));
+            return Some(Ok(edge_neighbour(r, k)));
         }
         if vt > 0.0 {
             lo = vt / (vt - vh);
-            below = Some(plane.neighbour);
+            below = Some(k);
         } else if vh > 0.0 {
             hi = vt / (vt - vh);
-            above = Some(plane.neighbour);
+            above = Some(k);
         }
     }
     let (vertex_lo, vertex_below, vertex_hi, vertex_above) = (lo, below, hi, above);
     let mut excluded = false;
-    for plane in &planes[2..] {
-        let (vt, vh) = (plane.violation(t), plane.violation(h));
+    for (normal, point, k) in [(r.left_side, r.tail, LEFT), (r.right_side, r.head, RIGHT)] {
+        let (vt, vh) = (normal.dot(t - point), normal.dot(h - point));
         if vt > 0.0 && vh > 0.0 {
             // Beyond a face plane entirely: move to the face, unless a vertex clipped
             // before is approached.
@@ -594,7 +770,7 @@ fn edge_edge_half(
                     return Some(Err(()));
                 }
                 if offset.dot(seg) > 0.0 {
-                    return Some(Ok(n));
+                    return Some(Ok(edge_neighbour(r, n)));
                 }
             } else if let Some(n) = vertex_above {
                 let offset = at(vertex_hi) - vertex_at(n);
@@ -602,16 +778,16 @@ fn edge_edge_half(
                     return Some(Err(()));
                 }
                 if offset.dot(seg) < 0.0 {
-                    return Some(Ok(n));
+                    return Some(Ok(edge_neighbour(r, n)));
                 }
             }
-            return Some(Ok(plane.neighbour));
+            return Some(Ok(edge_neighbour(r, k)));
         }
         if vt > 0.0 {
             let lambda = vt / (vt - vh);
             if lambda > lo {
                 lo = lambda;
-                below = Some(plane.neighbour);
+                below = Some(k);
                 if lo > hi {
                     excluded = true;
                     break;
@@ -621,7 +797,7 @@ fn edge_edge_half(
             let lambda = vt / (vt - vh);
             if lambda < hi {
                 hi = lambda;
-                above = Some(plane.neighbour);
+                above = Some(k);
                 if hi < lo {
                     excluded = true;
                     break;
@@ -635,50 +811,66 @@ fn edge_edge_half(
         let (Some(nl), Some(nu)) = (below, above) else {
             return None;
         };
-        if let Feature::Vertex(i) = nl {
-            let offset = at(lo) - owner.vertices()[i as usize];
+        if nl <= HEAD {
+            let offset = at(lo) - vertex_at(nl);
             if offset == DVec3::ZERO {
                 return Some(Err(()));
             }
-            return Some(Ok(if offset.dot(seg) >= 0.0 { nl } else { nu }));
+            return Some(Ok(edge_neighbour(
+                r,
+                if offset.dot(seg) >= 0.0 { nl } else { nu },
+            )));
         }
-        if let Feature::Vertex(i) = nu {
-            let offset = at(hi) - owner.vertices()[i as usize];
+        if nu <= HEAD {
+            let offset = at(hi) - vertex_at(nu);
             if offset == DVec3::ZERO {
                 return Some(Err(()));
             }
-            return Some(Ok(if offset.dot(seg) <= 0.0 { nu } else { nl }));
+            return Some(Ok(edge_neighbour(
+                r,
+                if offset.dot(seg) <= 0.0 { nu } else { nl },
+            )));
         }
-        let Feature::Face(f) = nl else {
-            return None;
-        };
-        let (dt, dh) = (face_distance(owner, f, t), face_distance(owner, f, h));
+        let (dt, dh) = face_distances(owner, r, nl, t, h);
         let d = dt + lo * (dh - dt);
         if d == 0.0 {
             return Some(Err(()));
         }
         let towards_lower = if d > 0.0 { dt < dh } else { dt > dh };
-        return Some(Ok(if towards_lower { nl } else { nu }));
+        return Some(Ok(edge_neighbour(r, if towards_lower { nl } else { nu })));
     }
-    match derivative_move(owner, t, h, (lo, hi, below, above)) {
-        None => Some(Err(())),
-        Some(Some(n)) => Some(Ok(n)),
-        Some(None) => None,
+    // Move to the neighbour beyond a clipped end if the distance decreases towards it
+    // (Mirtich's derivative test).
+    if let Some(n) = below {
+        match distance_derivative(owner, r, n, t, h, lo) {
+            None => return Some(Err(())),
+            Some(d) if d > 0.0 => return Some(Ok(edge_neighbour(r, n))),
+            Some(_) => {}
+        }
     }
+    if let Some(n) = above {
+        match distance_derivative(owner, r, n, t, h, hi) {
+            None => return Some(Err(())),
+            Some(d) if d < 0.0 => return Some(Ok(edge_neighbour(r, n))),
+            Some(_) => {}
+        }
+    }
+    None
 }
 
+#[inline(always)]
 fn edge_edge(pair: &Pair, e: u32, g: u32) -> Step {
     let (p, q) = (pair.p, pair.q);
-    let (pt, ph, _) = edge_ends(p, e);
-    let (t_in_q, h_in_q) = (pair.p_to_q.point(pt), pair.p_to_q.point(ph));
-    match edge_edge_half(q, g, t_in_q, h_in_q) {
+    let (re, rg) = (p.edge_record(e as usize), q.edge_record(g as usize));
+    let (t_in_q, h_in_q) = (pair.p_to_q.point(re.tail), pair.p_to_q.point(re.head));
+    match edge_edge_half(q, rg, t_in_q, h_in_q) {
         Some(Ok(n)) => return Step::Move(Feature::Edge(e), n),
         Some(Err(())) => return Step::Penetrating,
         None => {}
     }
-    let (qt, qh, _) = edge_ends(q, g);
+    let (qt, qh) = (rg.tail, rg.head);
     let (t_in_p, h_in_p) = (pair.q_to_p.point(qt), pair.q_to_p.point(qh));
-    match edge_edge_half(p, e, t_in_p, h_in_p) {
+    match edge_edge_half(p, re, t_in_p, h_in_p) {
         Some(Ok(n)) => return Step::Move(n, Feature::Edge(g)),
         Some(Err(())) => return Step::Penetrating,
         None => {}
@@ -691,13 +883,13 @@ fn edge_edge(pair: &Pair, e: u32, g: u32) -> Step {
     pair.separated(x, y)
 }
 
+#[inline(always)]
 fn edge_face(pair: &Pair, e: u32, f: u32) -> Step {
     let (p, q) = (pair.p, pair.q);
-    let (pt, ph, _) = edge_ends(p, e);
-    let (t, h) = (pair.p_to_q.point(pt), pair.p_to_q.point(ph));
+    let re = p.edge_record(e as usize);
+    let (t, h) = (pair.p_to_q.point(re.tail), pair.p_to_q.point(re.head));
     let face = q.faces()[f as usize];
-    let sides = face.half_edges().map(|he| face_plane(q, he));
-    let (lo, hi, below, above) = match clip_segment(t, h, sides) {
+    let (lo, hi, below, above) = match clip_segment(t, h, face_prism(q, f)) {
         Clip::Clipped {
             lo,
             hi,
@@ -722,17 +914,16 @@ fn edge_face(pair: &Pair, e: u32, f: u32) -> Step {
     if (d_lo <= 0.0 && d_hi >= 0.0) || (d_lo >= 0.0 && d_hi <= 0.0) {
         return Step::Penetrating;
     }
-    let [tail, head] = p.edges()[e as usize];
     let towards_lower = if d_lo > 0.0 { dt <= dh } else { dt >= dh };
     if towards_lower {
         match below {
             Some(n) => Step::Move(Feature::Edge(e), n),
-            None => Step::Move(Feature::Vertex(tail), Feature::Face(f)),
+            None => Step::Move(Feature::Vertex(re.tail_id), Feature::Face(f)),
         }
     } else {
         match above {
             Some(n) => Step::Move(Feature::Edge(e), n),
-            None => Step::Move(Feature::Vertex(head), Feature::Face(f)),
+            None => Step::Move(Feature::Vertex(re.head_id), Feature::Face(f)),
         }
     }
 }

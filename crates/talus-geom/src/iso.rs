@@ -13,6 +13,7 @@ pub(crate) struct Iso {
 
 impl Iso {
     /// The transform from the body frame of `from` to the body frame of `to`.
+    #[inline]
     pub fn between(from: &Pose, to: &Pose) -> Iso {
         // Unit quaternions: the conjugate is the inverse, and their product is a unit
         // quaternion up to round-off that the matrix conversion does not amplify.
@@ -26,6 +27,7 @@ impl Iso {
     }
 
     /// The inverse transform.
+    #[inline]
     pub fn inverse(&self) -> Iso {
         let rotation = self.rotation.transpose();
         Iso {

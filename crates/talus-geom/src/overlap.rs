@@ -23,7 +23,7 @@ use std::cell::RefCell;
 
 use glam::DVec3;
 
-use crate::closest::closest_features;
+use crate::closest::closest_features_with;
 use crate::feature::{Feature, FeatureCache};
 use crate::iso::Iso;
 use crate::polyhedron::{ConvexPolyhedron, polygon_area_vector};
@@ -66,6 +66,10 @@ impl Plane {
 struct Marks {
     vertex: Vec<u32>,
     face: Vec<u32>,
+    /// Per vertex: the generation in which `slot` was set.
+    slotted: Vec<u32>,
+    /// Per vertex: its index in the workspace's list of transformed points.
+    slot: Vec<u32>,
     generation: u32,
 }
 
@@ -74,6 +78,8 @@ impl Marks {
         let (v, _, f) = poly.counts();
         if self.vertex.len() < v {
             self.vertex.resize(v, 0);
+            self.slotted.resize(v, 0);
+            self.slot.resize(v, 0);
         }
         if self.face.len() < f {
             self.face.resize(f, 0);
@@ -82,6 +88,7 @@ impl Marks {
         if self.generation == 0 {
             self.vertex.fill(0);
             self.face.fill(0);
+            self.slotted.fill(0);
             self.generation = 1;
         }
     }
@@ -97,9 +104,13 @@ struct Workspace {
     faces_b: Vec<u32>,
     planes_a: Vec<Plane>,
     planes_b: Vec<Plane>,
-    polygon: Vec<DVec3>,
-    scratch: Vec<DVec3>,
-    near: Vec<u32>,
+    /// A's candidate vertices in B's frame, each transformed once.
+    points_a: Vec<DVec3>,
+    /// Which candidate faces' spheres meet: bit `j` of row `k` (`words_b` words per row) for
+    /// A's face `k` and B's face `j`, and the transpose.
+    near_a: Vec<u64>,
+    near_b: Vec<u64>,
+    clipper: Clipper,
 }
 
 thread_local! {
@@ -119,23 +130,24 @@ pub fn overlap(
     pose_b: &Pose,
     cache: Option<&FeatureCache>,
 ) -> Option<Overlap> {
+    // Everything is computed in B's body frame.
+    let a_to_b = Iso::between(pose_a, pose_b);
     let mut walk = cache.copied().unwrap_or_default();
-    if !closest_features(a, pose_a, b, pose_b, &mut walk).is_penetrating() {
+    if !closest_features_with(a, pose_a, b, pose_b, &a_to_b, &mut walk).is_penetrating() {
         return None;
     }
-    WORKSPACE.with(|w| intersect(a, pose_a, b, pose_b, &walk, &mut w.borrow_mut()))
+    WORKSPACE.with(|w| intersect(a, b, pose_b, &a_to_b, &walk, &mut w.borrow_mut()))
 }
 
 fn intersect(
     a: &ConvexPolyhedron,
-    pose_a: &Pose,
     b: &ConvexPolyhedron,
     pose_b: &Pose,
+    a_to_b: &Iso,
     witness: &FeatureCache,
     w: &mut Workspace,
 ) -> Option<Overlap> {
-    // Everything is computed in B's body frame.
-    let a_to_b = Iso::between(pose_a, pose_b);
+    let a_to_b = *a_to_b;
     let b_to_a = a_to_b.inverse();
 
     let n = witness_direction(a, b, witness, &a_to_b);
@@ -199,41 +211,73 @@ fn intersect(
     let tolerance = 1e-12 * scale;
     let mut sums = BoundarySums::default();
 
+    // Which candidate faces of A and B have meeting spheres: the same test, and the same
+    // rounding, from either side.
+    let (words_a, words_b) = (w.faces_a.len().div_ceil(64), w.faces_b.len().div_ceil(64));
+    w.near_a.clear();
+    w.near_b.clear();
+    w.near_b.resize(w.faces_b.len() * words_a, 0);
+    for (k, own) in w.planes_a.iter().enumerate() {
+        for (word, chunk) in w.planes_b.chunks(64).enumerate() {
+            let mut bits = 0u64;
+            for (j, o) in chunk.iter().enumerate() {
+                let reach = own.radius + o.radius + tolerance;
+                let meet = own.centre.distance_squared(o.centre) <= reach * reach;
+                bits |= u64::from(meet) << j;
+            }
+            w.near_a.push(bits);
+            // The transpose, from the set bits.
+            while bits != 0 {
+                let j = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                w.near_b[j * words_a + k / 64] |= 1 << (k % 64);
+            }
+        }
+    }
+
+    // A's candidate vertices in B's frame, each transformed once.
+    w.points_a.clear();
+    let generation = w.marks_a.generation;
     for (k, &f) in w.faces_a.iter().enumerate() {
-        w.polygon.clear();
-        w.polygon.extend(
-            a.face_vertices(f as usize)
-                .map(|v| a_to_b.point(a.vertices()[v as usize])),
-        );
-        if part_inside(
-            &w.planes_a[k],
-            &w.planes_b,
-            None,
-            tolerance,
-            &mut w.polygon,
-            &mut w.scratch,
-            &mut w.near,
-        ) {
-            sums.add(&w.polygon);
-            sums.contact_area += polygon_area_vector(&w.polygon);
+        let face = a.faces()[f as usize];
+        w.clipper.start(face.vertex_count as usize);
+        for (i, h) in face.half_edges().enumerate() {
+            let v = a.half_edges()[h].origin as usize;
+            if w.marks_a.slotted[v] != generation {
+                w.marks_a.slotted[v] = generation;
+                w.marks_a.slot[v] = w.points_a.len() as u32;
+                w.points_a.push(a_to_b.point(a.vertices()[v]));
+            }
+            w.clipper.set(i, w.points_a[w.marks_a.slot[v] as usize]);
+        }
+        let near = &w.near_a[k * words_b..(k + 1) * words_b];
+        if w.clipper.part_inside(&w.planes_b, near, tolerance) {
+            let part = w.clipper.part();
+            sums.add(part);
+            sums.contact_area += polygon_area_vector(part);
         }
     }
     for (k, &g) in w.faces_b.iter().enumerate() {
-        w.polygon.clear();
-        w.polygon.extend(
-            b.face_vertices(g as usize)
-                .map(|v| b.vertices()[v as usize]),
-        );
-        if part_inside(
-            &w.planes_b[k],
-            &w.planes_a,
-            Some(&w.planes_b[k]),
-            tolerance,
-            &mut w.polygon,
-            &mut w.scratch,
-            &mut w.near,
-        ) {
-            sums.add(&w.polygon);
+        let face = b.faces()[g as usize];
+        let vertices = || {
+            b.half_edges()[face.half_edges()]
+                .iter()
+                .map(|h| b.vertices()[h.origin as usize])
+        };
+        w.clipper.start(face.vertex_count as usize);
+        for (i, x) in vertices().enumerate() {
+            w.clipper.set(i, x);
+        }
+        let near = &w.near_b[k * words_a..(k + 1) * words_a];
+        // A face of B lying in a face of A with the same orientation is on A's surface and
+        // already counted as A's part; counting it twice would double that boundary.
+        if w.clipper.part_inside(&w.planes_a, near, tolerance)
+            && !selected(&w.planes_a, near).any(|p| {
+                p.normal.dot(face.normal) > 1.0 - 1e-12
+                    && vertices().all(|x| p.distance(x).abs() <= tolerance)
+            })
+        {
+            sums.add(w.clipper.part());
         }
     }
 
@@ -321,10 +365,10 @@ fn climb(poly: &ConvexPolyhedron, direction: DVec3, start: u32) -> (u32, f64) {
     let mut best = direction.dot(poly.vertices()[v as usize]);
     loop {
         let mut moved = false;
-        for n in poly.vertex_neighbors(v as usize) {
-            let value = direction.dot(poly.vertices()[n as usize]);
+        for s in poly.vertex_star(v as usize) {
+            let value = direction.dot(s.end);
             if value > best {
-                (v, best, moved) = (n, value, true);
+                (v, best, moved) = (s.end_vertex, value, true);
             }
         }
         if !moved {
@@ -351,16 +395,13 @@ fn cap_faces(
     queue.push(top);
     marks.vertex[top as usize] = generation;
     while let Some(v) = queue.pop() {
-        for h in poly.vertex_half_edges(v as usize) {
-            let he = poly.half_edges()[h as usize];
-            if marks.face[he.face as usize] != generation {
-                marks.face[he.face as usize] = generation;
-                faces.push(he.face);
+        for s in poly.vertex_star(v as usize) {
+            if marks.face[s.face as usize] != generation {
+                marks.face[s.face as usize] = generation;
+                faces.push(s.face);
             }
-            let n = poly.half_edge_end(h as usize);
-            if marks.vertex[n as usize] != generation
-                && direction.dot(poly.vertices()[n as usize]) >= threshold
-            {
+            let n = s.end_vertex;
+            if marks.vertex[n as usize] != generation && direction.dot(s.end) >= threshold {
                 marks.vertex[n as usize] = generation;
                 queue.push(n);
             }
@@ -399,106 +440,227 @@ impl BoundarySums {
     }
 }
 
-/// Clips `polygon` (a candidate face `own` of one grain) to the other grain, given by its
-/// candidate faces `others`; returns whether a part with area remains.
-///
-/// Only the planes of faces whose spheres meet the polygon's can cut it: if the polygon
-/// meets the other grain, a point of it beyond any other plane would leave the grain, on
-/// the way from a point inside, through a face meeting the polygon. Whether it meets the
-/// grain at all is checked at the end: a clipped part whose centroid lies beyond one of
-/// the candidate planes (among which is every plane a point of the first grain can be
-/// beyond, see the module documentation) lies outside.
-///
-/// `skip_shared`: for faces of B, a face of B lying in a face of A with the same
-/// orientation is on A's surface and already counted as A's part; counting it twice would
-/// double that boundary.
-fn part_inside(
-    own: &Plane,
-    others: &[Plane],
-    skip_shared: Option<&Plane>,
-    tolerance: f64,
-    polygon: &mut Vec<DVec3>,
-    scratch: &mut Vec<DVec3>,
-    near: &mut Vec<u32>,
-) -> bool {
-    near.clear();
-    for (i, o) in others.iter().enumerate() {
-        let reach = own.radius + o.radius + tolerance;
-        if own.centre.distance_squared(o.centre) <= reach * reach {
-            near.push(i as u32);
-        }
-    }
-    if let Some(face) = skip_shared {
-        let shared = near.iter().map(|&i| &others[i as usize]).any(|p| {
-            p.normal.dot(face.normal) > 1.0 - 1e-12
-                && polygon.iter().all(|x| p.distance(*x).abs() <= tolerance)
-        });
-        if shared {
-            return false;
-        }
-    }
-    if !clip_by_planes(
-        polygon,
-        scratch,
-        near.iter().map(|&i| &others[i as usize]),
-        tolerance,
-    ) {
-        return false;
-    }
-    let centroid = polygon.iter().sum::<DVec3>() / polygon.len() as f64;
-    others.iter().all(|p| p.distance(centroid) <= tolerance)
+/// The planes of `others` whose bits are set in `near`, in index order.
+#[inline]
+fn selected<'p>(others: &'p [Plane], near: &'p [u64]) -> impl Iterator<Item = &'p Plane> {
+    near.iter().enumerate().flat_map(move |(word, &bits)| {
+        let mut bits = bits;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let i = word * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                &others[i]
+            })
+        })
+    })
 }
 
-/// Clips a convex polygon by half-spaces `normal · x ≤ offset` (Sutherland–Hodgman);
-/// returns whether a polygon with area is left. A vertex within `tolerance` beyond a plane
-/// counts as on it, so that a face lying in a plane of the other grain (up to round-off of
-/// the transform between their frames) is kept whole, not shaved at random.
-fn clip_by_planes<'p>(
-    polygon: &mut Vec<DVec3>,
-    scratch: &mut Vec<DVec3>,
-    planes: impl Iterator<Item = &'p Plane>,
-    tolerance: f64,
-) -> bool {
-    // Signed distances of the current polygon's vertices, computed once per plane.
-    let mut distances = [0.0f64; 64];
-    for plane in planes {
-        if polygon.len() > distances.len() {
-            if !clip_by_plane_slow(polygon, scratch, plane, tolerance) {
-                return false;
+/// The size of the fixed clipping buffers. Clipping by one plane at most doubles a
+/// polygon's vertex count, so polygons of up to half of it are clipped there.
+const CAPACITY: usize = 32;
+
+/// Coordinates of a polygon's vertices, one array per axis.
+#[derive(Clone, Copy)]
+struct Coordinates {
+    x: [f64; CAPACITY],
+    y: [f64; CAPACITY],
+    z: [f64; CAPACITY],
+}
+
+/// Buffers for clipping one polygon: two fixed ones that take turns (`current` holds the
+/// polygon), and growable ones for polygons too large for them.
+struct Clipper {
+    buffers: [Coordinates; 2],
+    current: usize,
+    len: usize,
+    distances: [f64; CAPACITY + 1],
+    /// The clipped part, as points.
+    part: [DVec3; CAPACITY],
+    /// Whether the polygon is in `large` rather than the fixed buffers.
+    is_large: bool,
+    large: Vec<DVec3>,
+    scratch: Vec<DVec3>,
+}
+
+impl Default for Clipper {
+    fn default() -> Self {
+        let zero = Coordinates {
+            x: [0.0; CAPACITY],
+            y: [0.0; CAPACITY],
+            z: [0.0; CAPACITY],
+        };
+        Clipper {
+            buffers: [zero; 2],
+            current: 0,
+            len: 0,
+            distances: [0.0; CAPACITY + 1],
+            part: [DVec3::ZERO; CAPACITY],
+            is_large: false,
+            large: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+}
+
+impl Clipper {
+    /// Prepares for a polygon of `count` vertices, to be given by [`Clipper::set`].
+    #[inline]
+    fn start(&mut self, count: usize) {
+        self.len = count;
+        self.current = 0;
+        self.is_large = count > CAPACITY / 2;
+        if self.is_large {
+            self.large.clear();
+            self.large.resize(count, DVec3::ZERO);
+        }
+    }
+
+    /// Sets vertex `i` of the polygon.
+    #[inline]
+    fn set(&mut self, i: usize, p: DVec3) {
+        if self.is_large {
+            self.large[i] = p;
+        } else {
+            let c = &mut self.buffers[0];
+            (c.x[i], c.y[i], c.z[i]) = (p.x, p.y, p.z);
+        }
+    }
+
+    /// The part left by [`Clipper::part_inside`].
+    #[inline]
+    fn part(&self) -> &[DVec3] {
+        if self.is_large {
+            &self.large
+        } else {
+            &self.part[..self.len]
+        }
+    }
+
+    /// Clips the polygon (a candidate face of one grain) to the other grain, given by its
+    /// candidate faces `others`; returns whether a part with area is inside, then given by
+    /// [`Clipper::part`].
+    ///
+    /// Only the planes of faces whose spheres meet the polygon's (the bits set in `near`)
+    /// can cut it: if the polygon meets the other grain, a point of it beyond any other
+    /// plane would leave the grain, on the way from a point inside, through a face meeting
+    /// the polygon. Whether it meets the grain at all is checked at the end: a clipped part
+    /// whose centroid lies beyond one of the candidate planes (among which is every plane a
+    /// point of the first grain can be beyond, see the module documentation) lies outside.
+    fn part_inside(&mut self, others: &[Plane], near: &[u64], tolerance: f64) -> bool {
+        for (word, &bits) in near.iter().enumerate() {
+            let mut bits = bits;
+            while bits != 0 {
+                let plane = &others[word * 64 + bits.trailing_zeros() as usize];
+                bits &= bits - 1;
+                let kept = if self.is_large {
+                    clip_large(&mut self.large, &mut self.scratch, plane, tolerance)
+                } else {
+                    self.clip(plane, tolerance)
+                };
+                if !kept {
+                    return false;
+                }
             }
-            continue;
         }
-        let mut outside = false;
-        for (d, &x) in distances.iter_mut().zip(polygon.iter()) {
-            *d = plane.distance(x);
-            outside |= *d > tolerance;
+        let centroid = if self.is_large {
+            self.large.iter().sum::<DVec3>() / self.large.len() as f64
+        } else {
+            let n = self.len;
+            let c = &self.buffers[self.current];
+            let mut sum = DVec3::ZERO;
+            for (i, p) in self.part[..n].iter_mut().enumerate() {
+                *p = DVec3::new(c.x[i], c.y[i], c.z[i]);
+                sum += *p;
+            }
+            sum / n as f64
+        };
+        others.iter().all(|p| p.distance(centroid) <= tolerance)
+    }
+
+    /// Clips the polygon in the fixed buffers by the half-space `normal · x ≤ offset` of
+    /// `plane` (Sutherland–Hodgman); returns whether a polygon with area is left. A vertex
+    /// within `tolerance` beyond the plane counts as on it, so that a face lying in a plane
+    /// of the other grain (up to round-off of the transform between their frames) is kept
+    /// whole, not shaved at random.
+    #[inline]
+    fn clip(&mut self, plane: &Plane, tolerance: f64) -> bool {
+        let n = self.len;
+        let [first, second] = &mut self.buffers;
+        let (polygon, next) = if self.current == 0 {
+            (&*first, second)
+        } else {
+            (&*second, first)
+        };
+        let (nx, ny, nz, offset) = (plane.normal.x, plane.normal.y, plane.normal.z, plane.offset);
+        let d = &mut self.distances;
+        // Two vertices at a time (the one past an odd count is not used): the same
+        // arithmetic as `Plane::distance`, in a form that runs two lanes at once.
+        let mut beyond = 0u32;
+        let mut k = 0;
+        while k < n {
+            let d0 = (nx * polygon.x[k] + ny * polygon.y[k]) + nz * polygon.z[k] - offset;
+            let d1 =
+                (nx * polygon.x[k + 1] + ny * polygon.y[k + 1]) + nz * polygon.z[k + 1] - offset;
+            (d[k], d[k + 1]) = (d0, d1);
+            // `d > tolerance` as the sign of `tolerance − d` (exact: a difference of finite
+            // numbers rounds to zero only when they are equal).
+            let (b0, b1) = (
+                (tolerance - d0).to_bits() >> 63,
+                (tolerance - d1).to_bits() >> 63,
+            );
+            beyond |= ((b0 | (b1 << 1)) as u32) << k;
+            k += 2;
         }
-        if !outside {
-            continue;
+        let all = (1u32 << n) - 1;
+        beyond &= all;
+        if beyond == 0 {
+            return true;
         }
-        scratch.clear();
-        let n = polygon.len();
+        if beyond == all {
+            return false;
+        }
+        // At most two vertices per edge: `next` (CAPACITY ≥ 2n) cannot overflow. (Indices
+        // are masked to the buffers' size, which they never exceed, to spare bounds checks.)
+        const MASK: usize = CAPACITY - 1;
+        let mut m = 0;
         for k in 0..n {
-            let (p, q) = (polygon[k], polygon[(k + 1) % n]);
-            let (dp, dq) = (distances[k], distances[(k + 1) % n]);
+            let k = k & MASK;
+            let l = if k + 1 == n { 0 } else { (k + 1) & MASK };
+            let (dp, dq) = (d[k], d[l]);
             let (p_in, q_in) = (dp <= tolerance, dq <= tolerance);
             if p_in {
-                scratch.push(p);
+                let i = m & MASK;
+                (next.x[i], next.y[i], next.z[i]) = (polygon.x[k], polygon.y[k], polygon.z[k]);
+                m += 1;
             }
             if p_in != q_in {
-                scratch.push(p + (q - p) * (dp / (dp - dq)).clamp(0.0, 1.0));
+                let i = m & MASK;
+                let t = (dp / (dp - dq)).clamp(0.0, 1.0);
+                next.x[i] = polygon.x[k] + (polygon.x[l] - polygon.x[k]) * t;
+                next.y[i] = polygon.y[k] + (polygon.y[l] - polygon.y[k]) * t;
+                next.z[i] = polygon.z[k] + (polygon.z[l] - polygon.z[k]) * t;
+                m += 1;
             }
         }
-        std::mem::swap(polygon, scratch);
-        if polygon.len() < 3 {
+        if m < 3 {
             return false;
         }
+        self.current ^= 1;
+        self.len = m;
+        if m > CAPACITY / 2 {
+            // Too large to be sure of the next clip's room: continue in the growable buffer.
+            let c = &self.buffers[self.current];
+            self.large.clear();
+            self.large
+                .extend((0..m).map(|i| DVec3::new(c.x[i], c.y[i], c.z[i])));
+            self.is_large = true;
+        }
+        true
     }
-    true
 }
 
-/// One plane of [`clip_by_planes`] for polygons too large for its distance buffer.
-fn clip_by_plane_slow(
+/// [`Clipper::clip`] for a polygon in a growable buffer.
+fn clip_large(
     polygon: &mut Vec<DVec3>,
     scratch: &mut Vec<DVec3>,
     plane: &Plane,
@@ -506,16 +668,22 @@ fn clip_by_plane_slow(
 ) -> bool {
     scratch.clear();
     let n = polygon.len();
+    let mut outside = false;
     for k in 0..n {
-        let (p, q) = (polygon[k], polygon[(k + 1) % n]);
+        let l = if k + 1 == n { 0 } else { k + 1 };
+        let (p, q) = (polygon[k], polygon[l]);
         let (dp, dq) = (plane.distance(p), plane.distance(q));
         let (p_in, q_in) = (dp <= tolerance, dq <= tolerance);
+        outside |= !p_in;
         if p_in {
             scratch.push(p);
         }
         if p_in != q_in {
             scratch.push(p + (q - p) * (dp / (dp - dq)).clamp(0.0, 1.0));
         }
+    }
+    if !outside {
+        return true;
     }
     std::mem::swap(polygon, scratch);
     polygon.len() >= 3

@@ -1,0 +1,156 @@
+//! The overlap of a convex polyhedron with a half-space (a floor or a flat wall).
+//!
+//! The part of the polyhedron beyond the plane is bounded by its faces clipped to the
+//! half-space and by the cap where the plane cuts it. Cones from a reference point in the
+//! plane give the volume and centroid (the cap contributes nothing: it lies in the plane),
+//! and the clipped faces' vector area is minus the cap's, so it gives the contact normal
+//! (from the polyhedron towards the half-space) and the projected contact area (the cap's
+//! area) without building the cap.
+
+use glam::DVec3;
+
+use crate::overlap::Overlap;
+use crate::polyhedron::{ConvexPolyhedron, polygon_area_vector};
+use crate::pose::Pose;
+
+/// The overlap of `poly` at `pose` with the half-space `{x : normal · (x − point) ≤ 0}`
+/// (`normal` unit, pointing out of the half-space), or `None` when they do not overlap.
+/// The overlap's normal points from the polyhedron into the half-space, i.e. `−normal`.
+#[must_use]
+pub fn overlap_half_space(
+    poly: &ConvexPolyhedron,
+    pose: &Pose,
+    normal: DVec3,
+    point: DVec3,
+) -> Option<Overlap> {
+    let rotation = pose.rotation_matrix();
+    let world: Vec<DVec3> = poly
+        .vertices()
+        .iter()
+        .map(|&v| rotation * v + pose.position)
+        .collect();
+    let height: Vec<f64> = world.iter().map(|&x| normal.dot(x - point)).collect();
+    if height.iter().all(|&h| h >= 0.0) {
+        return None;
+    }
+    // A reference point in the plane, near the grain.
+    let reference = {
+        let lowest = world[height
+            .iter()
+            .enumerate()
+            .fold(0, |best, (i, &h)| if h < height[best] { i } else { best })];
+        lowest - normal * normal.dot(lowest - point)
+    };
+    let mut six_volume = 0.0;
+    let mut moment = DVec3::ZERO;
+    let mut area = DVec3::ZERO;
+    let mut clipped: Vec<DVec3> = Vec::with_capacity(16);
+    for f in 0..poly.faces().len() {
+        clipped.clear();
+        let corners: Vec<u32> = poly.face_vertices(f).collect();
+        for k in 0..corners.len() {
+            let (i, j) = (
+                corners[k] as usize,
+                corners[(k + 1) % corners.len()] as usize,
+            );
+            let (hi, hj) = (height[i], height[j]);
+            if hi <= 0.0 {
+                clipped.push(world[i]);
+            }
+            if (hi < 0.0 && hj > 0.0) || (hi > 0.0 && hj < 0.0) {
+                clipped.push(world[i] + (world[j] - world[i]) * (hi / (hi - hj)));
+            }
+        }
+        if clipped.len() < 3 {
+            continue;
+        }
+        area += polygon_area_vector(&clipped);
+        let p0 = clipped[0] - reference;
+        for k in 1..clipped.len() - 1 {
+            let (p, q) = (clipped[k] - reference, clipped[k + 1] - reference);
+            let det = p0.dot(p.cross(q));
+            six_volume += det;
+            moment += det * (p0 + p + q);
+        }
+    }
+    let volume = six_volume / 6.0;
+    if volume.is_nan() || volume <= 0.0 {
+        return None;
+    }
+    Some(Overlap {
+        volume,
+        centroid: reference + moment / (4.0 * six_volume),
+        normal: -normal,
+        area: area.length(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate;
+
+    #[test]
+    fn a_cube_sunk_into_a_floor() {
+        let cube = generate::cube(1.0).unwrap();
+        let pose = Pose::from_translation(DVec3::new(3.0, -2.0, 0.4));
+        let o = overlap_half_space(&cube, &pose, DVec3::Z, DVec3::ZERO).unwrap();
+        assert!((o.volume - 0.1).abs() < 1e-15);
+        assert!((o.centroid - DVec3::new(3.0, -2.0, -0.05)).length() < 1e-15);
+        assert!((o.area - 1.0).abs() < 1e-15);
+        assert_eq!(o.normal, -DVec3::Z);
+        assert!(
+            overlap_half_space(
+                &cube,
+                &Pose::from_translation(DVec3::new(0.0, 0.0, 0.5)),
+                DVec3::Z,
+                DVec3::ZERO
+            )
+            .is_none()
+        );
+    }
+
+    #[test]
+    fn a_tilted_cube_matches_its_clipped_hull() {
+        let cube = generate::cube(1.0).unwrap();
+        let pose = Pose::new(
+            DVec3::new(0.1, 0.2, 0.3),
+            glam::DQuat::from_euler(glam::EulerRot::XYZ, 0.4, 0.7, -0.2),
+        );
+        let n = DVec3::new(0.2, -0.3, 1.0).normalize();
+        let o = overlap_half_space(&cube, &pose, n, DVec3::ZERO).unwrap();
+        // Oracle: hull of the vertices below the plane and the edge crossings.
+        let w: Vec<DVec3> = cube
+            .vertices()
+            .iter()
+            .map(|&v| pose.transform_point(v))
+            .collect();
+        let mut pts: Vec<DVec3> = w.iter().copied().filter(|x| n.dot(*x) <= 0.0).collect();
+        for [i, j] in cube.edges() {
+            let (a, b) = (w[*i as usize], w[*j as usize]);
+            let (ha, hb) = (n.dot(a), n.dot(b));
+            if ha * hb < 0.0 {
+                pts.push(a + (b - a) * (ha / (ha - hb)));
+            }
+        }
+        let hull = ConvexPolyhedron::from_points(&pts).unwrap();
+        let m = hull.mass_properties(1.0);
+        assert!((o.volume - m.volume).abs() < 1e-14);
+        assert!((o.centroid - m.center_of_mass).length() < 1e-14);
+        // The cap's area: the hull's face lying in the plane.
+        let cap = hull
+            .faces()
+            .iter()
+            .enumerate()
+            .find(|(_, f)| f.normal.dot(n) > 1.0 - 1e-12)
+            .map(|(fi, _)| {
+                let c: Vec<DVec3> = hull
+                    .face_vertices(fi)
+                    .map(|v| hull.vertices()[v as usize])
+                    .collect();
+                polygon_area_vector(&c).length()
+            })
+            .unwrap();
+        assert!((o.area - cap).abs() < 1e-14);
+    }
+}

@@ -1,0 +1,209 @@
+//! The contact pipeline: per-pair caches kept across steps, narrow phase and force per pair.
+//!
+//! A pair of bodies (grains or walls) enters the contact list when its bounding boxes start
+//! to overlap and leaves it when they stop; meanwhile it keeps the closest-feature pair of
+//! the narrow phase (so each query starts warm) and the force model's history (reset when
+//! the bodies stop touching, so a new contact starts fresh). The list is kept sorted by
+//! pair, and forces are summed per body in that order: whatever the number of threads that
+//! computed them, the sums are the same to the last bit.
+
+use talus_geom::glam::DVec3;
+use talus_geom::{
+    ConvexPolyhedron, FeatureCache, Overlap, Pose, closest_features, overlap, overlap_half_space,
+};
+
+use crate::broad::{PairEvents, ProxyPair};
+use crate::force::{ContactInput, ForceModel};
+
+/// One body as the contact stage sees it this step.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyView<'a> {
+    /// The solid.
+    pub solid: Solid<'a>,
+    /// Pose (centre of mass for grains).
+    pub pose: Pose,
+    /// Velocity of the pose's origin.
+    pub velocity: DVec3,
+    /// Angular velocity.
+    pub angular_velocity: DVec3,
+    /// Mass; infinite for walls.
+    pub mass: f64,
+    /// Radius of the sphere of equal volume; infinite for walls.
+    pub radius: f64,
+}
+
+impl BodyView<'_> {
+    /// Velocity of the body's material at world point `x`.
+    fn velocity_at(&self, x: DVec3) -> DVec3 {
+        self.velocity + self.angular_velocity.cross(x - self.pose.position)
+    }
+}
+
+/// The solid of a body.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Solid<'a> {
+    /// A convex polyhedron in the body frame (a grain or a wall body).
+    Polyhedron(&'a ConvexPolyhedron),
+    /// A half-space `normal · (x − pose.position) ≤ 0`, normal in the world frame.
+    HalfSpace(DVec3),
+    /// Nothing (a removed body): no contact.
+    Absent,
+}
+
+/// A pair of bodies whose boxes overlap.
+#[derive(Debug, Clone)]
+pub(crate) struct Contact {
+    pub pair: ProxyPair,
+    pub features: FeatureCache,
+    pub touching: bool,
+    pub history: Box<[f64]>,
+}
+
+/// The force a contact transmits this step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ContactForce {
+    /// Force on body b (body a feels the opposite).
+    pub force_on_b: DVec3,
+    /// Where it acts: the overlap's centroid.
+    pub point: DVec3,
+    /// Overlap depth (volume over area) relative to the smaller grain's diameter.
+    pub depth_ratio: f64,
+}
+
+/// Brings the contact list in line with the broad phase's events: the ended pairs leave,
+/// the started ones join with fresh caches; the list stays sorted.
+pub(crate) fn apply_events(contacts: &mut Vec<Contact>, events: &PairEvents, history_len: usize) {
+    if events.started.is_empty() && events.ended.is_empty() {
+        return;
+    }
+    let mut ended = events.ended.iter().peekable();
+    let mut started = events.started.iter().peekable();
+    let old = std::mem::take(contacts);
+    contacts.reserve(old.len() + events.started.len());
+    let fresh = |pair: ProxyPair| Contact {
+        pair,
+        features: FeatureCache::default(),
+        touching: false,
+        history: vec![0.0; history_len].into_boxed_slice(),
+    };
+    for c in old {
+        while let Some(&&s) = started.peek() {
+            if s < c.pair {
+                contacts.push(fresh(s));
+                started.next();
+            } else {
+                break;
+            }
+        }
+        while ended.next_if(|e| **e < c.pair).is_some() {}
+        if ended.next_if(|e| **e == c.pair).is_some() {
+            continue;
+        }
+        contacts.push(c);
+    }
+    contacts.extend(started.map(|&s| fresh(s)));
+}
+
+/// Narrow phase and force for one pair; `None` when the bodies do not touch.
+pub(crate) fn evaluate(
+    contact: &mut Contact,
+    a: &BodyView,
+    b: &BodyView,
+    model: &dyn ForceModel,
+    dt: f64,
+) -> Option<ContactForce> {
+    let overlap = match (a.solid, b.solid) {
+        (Solid::Polyhedron(pa), Solid::Polyhedron(pb)) => {
+            let touching =
+                closest_features(pa, &a.pose, pb, &b.pose, &mut contact.features).is_penetrating();
+            if touching {
+                overlap(pa, &a.pose, pb, &b.pose, Some(&contact.features))
+            } else {
+                None
+            }
+        }
+        (Solid::Polyhedron(pa), Solid::HalfSpace(n)) => {
+            overlap_half_space(pa, &a.pose, n, b.pose.position)
+        }
+        (Solid::HalfSpace(n), Solid::Polyhedron(pb)) => {
+            overlap_half_space(pb, &b.pose, n, a.pose.position).map(flip)
+        }
+        _ => None,
+    };
+    let Some(overlap) = overlap else {
+        contact.touching = false;
+        return None;
+    };
+    let new_contact = !contact.touching;
+    if new_contact {
+        contact.history.iter_mut().for_each(|h| *h = 0.0);
+        contact.touching = true;
+    }
+    let effective_mass = match (a.mass.is_finite(), b.mass.is_finite()) {
+        (true, true) => a.mass * b.mass / (a.mass + b.mass),
+        (true, false) => a.mass,
+        _ => b.mass,
+    };
+    let length = match (a.radius.is_finite(), b.radius.is_finite()) {
+        (true, true) => 2.0 * a.radius * b.radius / (a.radius + b.radius),
+        (true, false) => 2.0 * a.radius,
+        _ => 2.0 * b.radius,
+    };
+    let input = ContactInput {
+        overlap,
+        relative_velocity: b.velocity_at(overlap.centroid) - a.velocity_at(overlap.centroid),
+        effective_mass,
+        length,
+        dt,
+        new_contact,
+    };
+    let force_on_b = model.force(&input, &mut contact.history);
+    let depth = if overlap.area > 0.0 {
+        overlap.volume / overlap.area
+    } else {
+        (overlap.volume).cbrt()
+    };
+    let size = 2.0 * a.radius.min(b.radius);
+    Some(ContactForce {
+        force_on_b,
+        point: overlap.centroid,
+        depth_ratio: depth / size,
+    })
+}
+
+/// The same overlap seen from the other body.
+fn flip(o: Overlap) -> Overlap {
+    Overlap {
+        normal: -o.normal,
+        ..o
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(list: &[(u32, u32)]) -> Vec<ProxyPair> {
+        list.iter().map(|&(a, b)| ProxyPair::new(a, b)).collect()
+    }
+
+    #[test]
+    fn events_merge_into_a_sorted_list() {
+        let mut contacts = Vec::new();
+        let mut events = PairEvents {
+            started: pairs(&[(0, 1), (0, 3), (2, 5)]),
+            ended: vec![],
+        };
+        apply_events(&mut contacts, &events, 3);
+        contacts[1].history[0] = 7.0;
+        events.started = pairs(&[(0, 2), (4, 5)]);
+        events.ended = pairs(&[(0, 1), (2, 5)]);
+        apply_events(&mut contacts, &events, 3);
+        let got: Vec<ProxyPair> = contacts.iter().map(|c| c.pair).collect();
+        assert_eq!(got, pairs(&[(0, 2), (0, 3), (4, 5)]));
+        assert_eq!(
+            contacts[1].history[0], 7.0,
+            "the surviving pair keeps its history"
+        );
+    }
+}

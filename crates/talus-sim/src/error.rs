@@ -1,0 +1,74 @@
+//! Typed errors of the engine.
+
+use thiserror::Error;
+
+use talus_geom::GeomError;
+
+/// Why a world could not be built or changed.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum SimError {
+    /// A parameter is outside its allowed range.
+    #[error("invalid {name} = {value}: {allowed}")]
+    InvalidParameter {
+        /// The parameter.
+        name: &'static str,
+        /// The value given, as text.
+        value: String,
+        /// What is allowed.
+        allowed: &'static str,
+    },
+    /// A shape, material or grain id that the world does not have.
+    #[error("unknown {kind} {id}: the world has {count}")]
+    UnknownId {
+        /// What kind of id.
+        kind: &'static str,
+        /// The id given.
+        id: u32,
+        /// How many of that kind exist.
+        count: usize,
+    },
+    /// The time step exceeds what the force model allows for the grains.
+    #[error(
+        "time step {dt:e} s is larger than the critical time step {critical:e} s of force model '{model}' for these grains; use dt ≤ {critical:e} s (or a softer stiffness)"
+    )]
+    TimeStepTooLarge {
+        /// The time step.
+        dt: f64,
+        /// The largest safe time step.
+        critical: f64,
+        /// The force model.
+        model: String,
+    },
+    /// The geometry of a shape was rejected.
+    #[error("shape geometry: {0}")]
+    Geometry(#[from] GeomError),
+}
+
+/// A check that a floating-point parameter is finite and positive.
+pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64, SimError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(SimError::InvalidParameter {
+            name,
+            value: value.to_string(),
+            allowed: "a positive finite number",
+        })
+    }
+}
+
+/// A check that a vector parameter is finite.
+pub(crate) fn finite(
+    name: &'static str,
+    value: talus_geom::glam::DVec3,
+) -> Result<talus_geom::glam::DVec3, SimError> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(SimError::InvalidParameter {
+            name,
+            value: format!("{value:?}"),
+            allowed: "finite coordinates",
+        })
+    }
+}

@@ -1,0 +1,28 @@
+//! Viscous normal damping from a coefficient of restitution.
+
+/// The damping ratio ζ of a linear spring–dashpot whose collisions have restitution `e`:
+/// `e = exp(−π ζ / √(1 − ζ²))`, i.e. `ζ = −ln e / √(π² + ln² e)`. The damping force is
+/// then `−2 ζ √(K m*) v_n` for a contact stiffness K.
+#[must_use]
+pub fn damping_ratio(restitution: f64) -> f64 {
+    if restitution >= 1.0 {
+        return 0.0;
+    }
+    let ln_e = restitution.ln();
+    -ln_e / (std::f64::consts::PI * std::f64::consts::PI + ln_e * ln_e).sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ratio_reproduces_the_restitution_of_a_damped_oscillator() {
+        for e in [0.1, 0.5, 0.9, 0.99] {
+            let z = damping_ratio(e);
+            let back = (-std::f64::consts::PI * z / (1.0 - z * z).sqrt()).exp();
+            assert!((back - e).abs() < 1e-14);
+        }
+        assert_eq!(damping_ratio(1.0), 0.0);
+    }
+}

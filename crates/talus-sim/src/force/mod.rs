@@ -1,0 +1,102 @@
+//! Contact force models (design §5): how the overlap of two grains turns into a force.
+//!
+//! A model receives the geometry of one contact ([`ContactInput`]: overlap volume,
+//! centroid, normal and area from `talus_geom::overlap`, the relative velocity at the
+//! centroid, the pair's effective mass and characteristic length) and its per-contact
+//! history, and returns the force on the second grain of the pair, applied at the
+//! overlap's centroid; the first grain feels the opposite force there.
+//!
+//! Models are looked up by name in a [`ForceModelRegistry`], so that a scenario file can
+//! pick one and an application can add its own without editing talus:
+//!
+//! ```
+//! use talus_sim::force::{Coefficients, ForceModelRegistry};
+//! let registry = ForceModelRegistry::default();
+//! let coefficients = Coefficients::from([("stiffness", 1e7), ("restitution", 0.5), ("friction", 0.5)]);
+//! let model = registry.build("volumetric", &coefficients).unwrap();
+//! assert_eq!(model.name(), "volumetric");
+//! ```
+
+mod damping;
+mod energy;
+mod friction;
+mod registry;
+mod volumetric;
+mod yade;
+
+pub use damping::damping_ratio;
+pub use energy::EnergyConserving;
+pub use friction::TangentialSpring;
+pub use registry::{
+    CoefficientSpec, Coefficients, ForceModelError, ForceModelRegistry, ModelEntry,
+};
+pub use volumetric::Volumetric;
+pub use yade::VolumetricYade;
+
+use talus_geom::Overlap;
+use talus_geom::glam::DVec3;
+
+/// What a force model sees of one contact.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContactInput {
+    /// The overlap of the two grains: volume, centroid, unit normal from the first grain
+    /// towards the second, projected contact area.
+    pub overlap: Overlap,
+    /// Velocity of the second grain's material at the centroid relative to the first's.
+    pub relative_velocity: DVec3,
+    /// Effective mass `m_a m_b / (m_a + m_b)` (the grain's mass against a wall).
+    pub effective_mass: f64,
+    /// Characteristic length of the pair: the harmonic mean `2 r_a r_b / (r_a + r_b)` of the
+    /// grains' equivalent-sphere radii (`2 r` against a wall).
+    pub length: f64,
+    /// Time step.
+    pub dt: f64,
+    /// Whether this is the first step of the contact (its history is fresh).
+    pub new_contact: bool,
+}
+
+impl ContactInput {
+    /// The normal component of the relative velocity: negative while the grains approach.
+    #[must_use]
+    pub fn normal_velocity(&self) -> f64 {
+        self.relative_velocity.dot(self.overlap.normal)
+    }
+
+    /// The relative velocity in the tangent plane.
+    #[must_use]
+    pub fn tangential_velocity(&self) -> DVec3 {
+        self.relative_velocity - self.overlap.normal * self.normal_velocity()
+    }
+}
+
+/// A contact force law.
+pub trait ForceModel: Send + Sync {
+    /// The name the model is registered under.
+    fn name(&self) -> &str;
+
+    /// Number of history values the model keeps per contact (zero-initialised when a
+    /// contact starts, kept as long as the pair of grains stays in contact).
+    fn history_len(&self) -> usize;
+
+    /// The force on the second grain of the pair, applied at the overlap's centroid.
+    fn force(&self, contact: &ContactInput, history: &mut [f64]) -> DVec3;
+
+    /// The stiffness dF/dδ of the normal force for a contact of projected area `area`
+    /// between grains of characteristic length `length`: the basis of the critical time
+    /// step.
+    fn normal_stiffness(&self, area: f64, length: f64) -> f64;
+}
+
+/// The largest stable time step for a force model: a tenth of the duration
+/// `π √(m*/K)` of a collision of the lightest pair (`m* = m_min / 2`) at the stiffness of
+/// the largest contact area, `0.1 · π √(m*/K)` (design §5).
+#[must_use]
+pub fn critical_time_step(
+    model: &dyn ForceModel,
+    min_mass: f64,
+    max_area: f64,
+    min_length: f64,
+) -> f64 {
+    let stiffness = model.normal_stiffness(max_area, min_length);
+    0.1 * std::f64::consts::PI * (0.5 * min_mass / stiffness).sqrt()
+}

@@ -1,0 +1,25 @@
+//! The talus engine: a world of rigid convex polyhedral grains, integrated in time.
+//!
+//! * [`shape`]: the shape library; each shape stored once in its principal frame.
+//! * [`material`]: grain materials.
+//! * [`integrate`]: the 6-value Gear predictor–corrector and velocity Verlet.
+//! * [`broad`]: which grains' bounding boxes overlap, kept up to date step by step.
+//! * [`force`]: contact force models and their registry by name.
+//! * [`wall`]: half-spaces and kinematic bodies with motion laws.
+//! * [`World`]: grains as hecs entities, the step pipeline.
+
+pub mod broad;
+mod contact;
+mod error;
+pub mod force;
+pub mod integrate;
+pub mod material;
+pub mod shape;
+pub mod wall;
+mod world;
+
+pub use error::SimError;
+pub use world::{
+    BodyRef, BoundingMethod, ContactReport, FieldInput, GrainDesc, GrainId, GrainState, SimParams,
+    StepStats, World,
+};

@@ -1,0 +1,1124 @@
+//! The world: grains as hecs entities with small components, the shape library and the
+//! materials they refer to, the simulation parameters, and the step.
+//!
+//! A step is a fixed sequence of stages (design §2), each a loop over the grains:
+//! 1. *predict*: the integrator moves every grain to where forces are evaluated;
+//! 2. *bounds*: a bounding box per grain, by the min-max or the ellipsoid method (§4.1.3);
+//! 3. *broad*: the broad phase updates the overlapping pairs;
+//! 4. *narrow*: for every pair of overlapping boxes, the closest features and, when the
+//!    bodies penetrate, their overlap and the force model's force — in parallel over pairs,
+//!    summed per body in the fixed order of the sorted pair list;
+//! 5. *forces*: contact forces, gravity, the loads applied for this step and an optional
+//!    force field;
+//! 6. *correct*: the integrator completes the step with those loads.
+//!
+//! Walls are bodies of infinite mass that take part in the broad and narrow phase; their
+//! pose at the end of each step comes from their motion law.
+//!
+//! Grains are addressed by [`GrainId`], a slot number that stays valid until the grain is
+//! removed. Per-slot arrays (boxes, loads) live beside the ECS, so every stage writes to a
+//! fixed place whatever order hecs visits the entities in: results do not depend on it.
+
+use std::time::{Duration, Instant};
+
+use hecs::Entity;
+use rayon::prelude::*;
+use talus_geom::glam::{DQuat, DVec3};
+use talus_geom::{Aabb, ConvexPolyhedron, Pose};
+
+use crate::broad::{BroadPhase, BroadPhaseKind, PairEvents, ProxyPair};
+use crate::contact::{BodyView, Contact, ContactForce, Solid, apply_events, evaluate};
+use crate::error::{SimError, finite, positive};
+use crate::force::{ForceModel, critical_time_step};
+use crate::integrate::{
+    GearState, Inertia, IntegratorKind, Kinematics, Load, VerletState, angular_acceleration,
+};
+use crate::material::{Material, MaterialId};
+use crate::shape::{Shape, ShapeId, ShapeLibrary};
+use crate::wall::{Wall, WallGeometry, WallId};
+
+/// Below this many pairs the contact stage runs on the calling thread.
+const PARALLEL_PAIRS: usize = 256;
+
+/// A grain, by its slot in the world.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GrainId(pub u32);
+
+/// Component: the grain's slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slot(u32);
+
+/// Component: the initial velocities of a grain whose integrator state is not set up yet
+/// (that needs the forces at its first step).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Fresh {
+    velocity: DVec3,
+    angular_velocity: DVec3,
+}
+
+/// How bounding boxes are computed (the thesis' BBOX switch, app. D).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BoundingMethod {
+    /// Extreme coordinates of the vertices: tightest, O(K).
+    #[default]
+    MinMax,
+    /// The box of an enclosing ellipsoid: O(1), larger.
+    Ellipsoid,
+}
+
+/// Parameters of a simulation.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SimParams {
+    /// Time step.
+    pub dt: f64,
+    /// Acceleration of gravity.
+    pub gravity: DVec3,
+    /// The integrator.
+    pub integrator: IntegratorKind,
+    /// How bounding boxes are computed.
+    pub bounding: BoundingMethod,
+    /// Every bounding box is grown by this much on each side, so that pairs are known
+    /// before their grains touch.
+    pub margin: f64,
+    /// The broad-phase method.
+    pub broad_phase: BroadPhaseKind,
+    /// Worker threads for the contact stage; 0 lets the runtime choose. Results do not
+    /// depend on it.
+    pub threads: usize,
+}
+
+impl Default for SimParams {
+    fn default() -> Self {
+        SimParams {
+            dt: 1e-4,
+            gravity: DVec3::new(0.0, 0.0, -9.81),
+            integrator: IntegratorKind::Gear,
+            bounding: BoundingMethod::MinMax,
+            margin: 0.0,
+            broad_phase: BroadPhaseKind::SweepAndPrune,
+            threads: 0,
+        }
+    }
+}
+
+impl SimParams {
+    fn validate(&self) -> Result<(), SimError> {
+        positive("dt", self.dt)?;
+        finite("gravity", self.gravity)?;
+        if !(self.margin.is_finite() && self.margin >= 0.0) {
+            return Err(SimError::InvalidParameter {
+                name: "margin",
+                value: self.margin.to_string(),
+                allowed: "zero or a positive finite length",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A grain to add: shape, material, and initial state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GrainDesc {
+    /// Shape.
+    pub shape: ShapeId,
+    /// Material.
+    pub material: MaterialId,
+    /// Position of the centre of mass.
+    pub position: DVec3,
+    /// Orientation of the shape as it was given to [`World::add_shape`] (a unit
+    /// quaternion; identity places it as given).
+    pub orientation: DQuat,
+    /// Velocity of the centre of mass.
+    pub velocity: DVec3,
+    /// Angular velocity, world frame.
+    pub angular_velocity: DVec3,
+}
+
+impl GrainDesc {
+    /// A grain at rest at `position`, in the orientation the shape was given in.
+    #[must_use]
+    pub fn at_rest(shape: ShapeId, material: MaterialId, position: DVec3) -> Self {
+        GrainDesc {
+            shape,
+            material,
+            position,
+            orientation: DQuat::IDENTITY,
+            velocity: DVec3::ZERO,
+            angular_velocity: DVec3::ZERO,
+        }
+    }
+}
+
+/// The state of one grain, as read back.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GrainState {
+    /// The grain.
+    pub id: GrainId,
+    /// Position of the centre of mass and rotation of the body (principal) frame.
+    pub pose: Pose,
+    /// Orientation of the shape as it was given to [`World::add_shape`].
+    pub orientation: DQuat,
+    /// Velocity of the centre of mass.
+    pub velocity: DVec3,
+    /// Angular velocity, world frame.
+    pub angular_velocity: DVec3,
+    /// Mass and principal moments of inertia.
+    pub inertia: Inertia,
+    /// Shape.
+    pub shape: ShapeId,
+    /// Material.
+    pub material: MaterialId,
+}
+
+/// Wall-clock time spent in each stage of the last step, and pair counts.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StepStats {
+    /// Predictor (and set-up of new grains).
+    pub predict: Duration,
+    /// Bounding boxes.
+    pub bounds: Duration,
+    /// Broad phase.
+    pub broad: Duration,
+    /// Force evaluation.
+    pub forces: Duration,
+    /// Corrector.
+    pub correct: Duration,
+    /// Overlapping box pairs after the step.
+    pub pairs: usize,
+    /// Pairs that started overlapping in the step.
+    pub pairs_started: usize,
+    /// Pairs that stopped overlapping in the step.
+    pub pairs_ended: usize,
+    /// Narrow phase and contact forces.
+    pub narrow: Duration,
+    /// Pairs of bodies in contact (penetrating).
+    pub contacts: usize,
+    /// Mean number of contacts per grain (a grain–wall contact counts once, for the grain).
+    pub coordination: f64,
+    /// Largest overlap depth (volume over area) relative to the smaller grain's diameter.
+    pub max_overlap_ratio: f64,
+}
+
+/// What a force field is told about a grain at the point of a step where forces are
+/// evaluated.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FieldInput {
+    /// The grain.
+    pub id: GrainId,
+    /// Pose and velocities.
+    pub kinematics: Kinematics,
+    /// Mass and principal moments.
+    pub inertia: Inertia,
+    /// Simulated time at the end of the step being taken.
+    pub time: f64,
+}
+
+/// What a broad-phase proxy stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Body {
+    Grain(u32),
+    Wall(u32),
+}
+
+/// A world of grains.
+pub struct World {
+    ecs: hecs::World,
+    shapes: ShapeLibrary,
+    materials: Vec<Material>,
+    params: SimParams,
+    slots: Vec<Option<Entity>>,
+    /// Time at the last change of dt, and steps taken since: the time is their
+    /// combination, not a running sum, so it carries one rounding, not one per step.
+    time_base: f64,
+    steps_since_base: u64,
+    steps: u64,
+    broad: Box<dyn BroadPhase>,
+    /// Broad-phase proxies: what each stands for, and its box.
+    proxies: Vec<Body>,
+    boxes: Vec<Option<Aabb>>,
+    /// Proxy of each grain slot.
+    grain_proxy: Vec<u32>,
+    events: PairEvents,
+    walls: Vec<Wall>,
+    wall_proxy: Vec<u32>,
+    /// Force on each wall and torque about its pose's origin in the last step.
+    wall_loads: Vec<Load>,
+    force_model: Option<Box<dyn ForceModel>>,
+    contacts: Vec<Contact>,
+    contact_forces: Vec<Option<ContactForce>>,
+    pool: rayon::ThreadPool,
+    /// Smallest grain mass, largest grain radius and smallest equivalent radius seen so
+    /// far: the basis of the critical time step.
+    extremes: Option<(f64, f64, f64)>,
+    /// Loads applied for the next step, by slot.
+    pending: Vec<Load>,
+    /// Scratch: kinematics and total loads of the current step, by slot.
+    kinematics: Vec<Option<(Kinematics, Inertia)>>,
+    loads: Vec<Load>,
+    stats: StepStats,
+}
+
+impl World {
+    /// An empty world.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidParameter`] for a non-positive time step, non-finite gravity or a
+    /// negative margin.
+    pub fn new(params: SimParams) -> Result<World, SimError> {
+        params.validate()?;
+        let pool = build_pool(params.threads)?;
+        Ok(World {
+            ecs: hecs::World::new(),
+            shapes: ShapeLibrary::default(),
+            materials: Vec::new(),
+            broad: params.broad_phase.build(),
+            params,
+            slots: Vec::new(),
+            time_base: 0.0,
+            steps_since_base: 0,
+            steps: 0,
+            proxies: Vec::new(),
+            boxes: Vec::new(),
+            grain_proxy: Vec::new(),
+            events: PairEvents::default(),
+            walls: Vec::new(),
+            wall_proxy: Vec::new(),
+            wall_loads: Vec::new(),
+            force_model: None,
+            contacts: Vec::new(),
+            contact_forces: Vec::new(),
+            pool,
+            extremes: None,
+            pending: Vec::new(),
+            kinematics: Vec::new(),
+            loads: Vec::new(),
+            stats: StepStats::default(),
+        })
+    }
+
+    /// The parameters.
+    #[must_use]
+    pub fn params(&self) -> &SimParams {
+        &self.params
+    }
+
+    /// Changes the time step; the Gear state of every grain is rescaled to it (its scaled
+    /// derivatives hold powers of dt).
+    ///
+    /// # Errors
+    /// [`SimError::InvalidParameter`] unless `dt` is positive and finite.
+    pub fn set_dt(&mut self, dt: f64) -> Result<(), SimError> {
+        positive("dt", dt)?;
+        self.check_time_step(dt, self.force_model.as_deref(), self.extremes)?;
+        let ratio = dt / self.params.dt;
+        for gear in self.ecs.query_mut::<&mut GearState>() {
+            let mut scale = 1.0;
+            for n in 0..5 {
+                scale *= ratio;
+                gear.position[n] *= scale;
+                gear.rotation[n] *= scale;
+            }
+        }
+        self.time_base = self.time();
+        self.steps_since_base = 0;
+        self.params.dt = dt;
+        Ok(())
+    }
+
+    /// Changes the number of worker threads of the contact stage (0: the runtime's choice).
+    /// Results do not depend on it.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidParameter`] if the threads cannot be started.
+    pub fn set_threads(&mut self, threads: usize) -> Result<(), SimError> {
+        self.pool = build_pool(threads)?;
+        self.params.threads = threads;
+        Ok(())
+    }
+
+    /// Changes gravity.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidParameter`] for non-finite gravity.
+    pub fn set_gravity(&mut self, gravity: DVec3) -> Result<(), SimError> {
+        self.params.gravity = finite("gravity", gravity)?;
+        Ok(())
+    }
+
+    /// Adds a shape given as a polyhedron in any frame; it is stored in its principal frame.
+    /// `ellipsoid` (in the polyhedron's frame) encloses it for the ellipsoid bounding-box
+    /// method; without one, one is fitted.
+    ///
+    /// # Errors
+    /// [`SimError::Geometry`] if the shape cannot be moved to its principal frame.
+    pub fn add_shape(
+        &mut self,
+        name: &str,
+        poly: &ConvexPolyhedron,
+        ellipsoid: Option<talus_geom::BoundingEllipsoid>,
+    ) -> Result<ShapeId, SimError> {
+        Ok(self.shapes.add(Shape::new(name, poly, ellipsoid)?))
+    }
+
+    /// The shape library.
+    #[must_use]
+    pub fn shapes(&self) -> &ShapeLibrary {
+        &self.shapes
+    }
+
+    /// Adds a material.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidParameter`] when the world already has 65,536 materials.
+    pub fn add_material(&mut self, material: Material) -> Result<MaterialId, SimError> {
+        if self.materials.len() > u16::MAX as usize {
+            return Err(SimError::InvalidParameter {
+                name: "material count",
+                value: self.materials.len().to_string(),
+                allowed: "at most 65536 materials",
+            });
+        }
+        self.materials.push(material);
+        Ok(MaterialId(self.materials.len() as u16 - 1))
+    }
+
+    /// The materials, by id.
+    #[must_use]
+    pub fn materials(&self) -> &[Material] {
+        &self.materials
+    }
+
+    /// Adds a grain; its integrator state is set up from the forces at its first step.
+    ///
+    /// # Errors
+    /// [`SimError::UnknownId`] for a shape or material the world does not have,
+    /// [`SimError::InvalidParameter`] for non-finite values or an orientation that is not
+    /// a unit quaternion.
+    pub fn add_grain(&mut self, desc: GrainDesc) -> Result<GrainId, SimError> {
+        let shape = self.shapes.get(desc.shape)?.clone();
+        let material = self
+            .materials
+            .get(desc.material.0 as usize)
+            .ok_or(SimError::UnknownId {
+                kind: "material",
+                id: u32::from(desc.material.0),
+                count: self.materials.len(),
+            })?;
+        finite("position", desc.position)?;
+        finite("velocity", desc.velocity)?;
+        finite("angular velocity", desc.angular_velocity)?;
+        if !(desc.orientation.is_finite() && (desc.orientation.length() - 1.0).abs() < 1e-6) {
+            return Err(SimError::InvalidParameter {
+                name: "orientation",
+                value: format!("{:?}", desc.orientation),
+                allowed: "a unit quaternion",
+            });
+        }
+        if self.slots.len() >= u32::MAX as usize {
+            return Err(SimError::InvalidParameter {
+                name: "grain count",
+                value: self.slots.len().to_string(),
+                allowed: "fewer than 2^32 grains",
+            });
+        }
+        let inertia = Inertia {
+            mass: material.density * shape.volume,
+            principal: shape.unit_inertia * material.density,
+        };
+        let equivalent_radius = (0.75 * shape.volume / std::f64::consts::PI).cbrt();
+        let extremes = Some(match self.extremes {
+            None => (inertia.mass, shape.radius, equivalent_radius),
+            Some((m, r, e)) => (
+                m.min(inertia.mass),
+                r.max(shape.radius),
+                e.min(equivalent_radius),
+            ),
+        });
+        self.check_time_step(self.params.dt, self.force_model.as_deref(), extremes)?;
+        self.extremes = extremes;
+        let pose = Pose::new(
+            desc.position,
+            (desc.orientation.normalize() * shape.body_to_input).normalize(),
+        );
+        let slot = self.slots.len() as u32;
+        let entity = self.ecs.spawn((
+            Slot(slot),
+            pose,
+            inertia,
+            desc.shape,
+            desc.material,
+            Fresh {
+                velocity: desc.velocity,
+                angular_velocity: desc.angular_velocity,
+            },
+        ));
+        self.slots.push(Some(entity));
+        self.grain_proxy.push(self.proxies.len() as u32);
+        self.proxies.push(Body::Grain(slot));
+        self.boxes.push(None);
+        self.pending.push(Load::default());
+        self.kinematics.push(None);
+        self.loads.push(Load::default());
+        Ok(GrainId(slot))
+    }
+
+    /// Removes a grain; its id is not reused.
+    ///
+    /// # Errors
+    /// [`SimError::UnknownId`] for a grain the world does not have.
+    pub fn remove_grain(&mut self, id: GrainId) -> Result<(), SimError> {
+        let entity = self.entity(id)?;
+        // The entity exists: `entity` checked the slot.
+        let _ = self.ecs.despawn(entity);
+        let slot = id.0 as usize;
+        self.slots[slot] = None;
+        self.boxes[self.grain_proxy[slot] as usize] = None;
+        self.kinematics[slot] = None;
+        self.pending[slot] = Load::default();
+        Ok(())
+    }
+
+    /// Adds a wall.
+    pub fn add_wall(&mut self, wall: Wall) -> WallId {
+        self.walls.push(wall);
+        self.wall_proxy.push(self.proxies.len() as u32);
+        self.proxies.push(Body::Wall(self.walls.len() as u32 - 1));
+        self.boxes.push(None);
+        self.wall_loads.push(Load::default());
+        WallId(self.walls.len() as u32 - 1)
+    }
+
+    /// The walls, by id.
+    #[must_use]
+    pub fn walls(&self) -> &[Wall] {
+        &self.walls
+    }
+
+    /// Force on each wall (and torque about its pose's origin) in the last step.
+    #[must_use]
+    pub fn wall_loads(&self) -> &[Load] {
+        &self.wall_loads
+    }
+
+    /// Sets the contact force model.
+    ///
+    /// # Errors
+    /// [`SimError::TimeStepTooLarge`] if the time step exceeds the model's critical time
+    /// step for the grains already in the world.
+    pub fn set_force_model(&mut self, model: Box<dyn ForceModel>) -> Result<(), SimError> {
+        self.check_time_step(self.params.dt, Some(model.as_ref()), self.extremes)?;
+        let len = model.history_len();
+        for c in &mut self.contacts {
+            c.history = vec![0.0; len].into_boxed_slice();
+            c.touching = false;
+        }
+        self.force_model = Some(model);
+        Ok(())
+    }
+
+    /// The contact force model, if one is set.
+    #[must_use]
+    pub fn force_model(&self) -> Option<&dyn ForceModel> {
+        self.force_model.as_deref()
+    }
+
+    /// The largest time step the force model allows for the grains in the world (infinite
+    /// without a model or grains).
+    #[must_use]
+    pub fn critical_time_step(&self) -> f64 {
+        critical(self.force_model.as_deref(), self.extremes)
+    }
+
+    fn check_time_step(
+        &self,
+        dt: f64,
+        model: Option<&dyn ForceModel>,
+        extremes: Option<(f64, f64, f64)>,
+    ) -> Result<(), SimError> {
+        let limit = critical(model, extremes);
+        if dt > limit {
+            return Err(SimError::TimeStepTooLarge {
+                dt,
+                critical: limit,
+                model: model.map_or(String::new(), |m| m.name().to_string()),
+            });
+        }
+        Ok(())
+    }
+
+    /// Adds a force and a torque (about the centre of mass, world frame) acting on a grain
+    /// during the next step only.
+    ///
+    /// # Errors
+    /// [`SimError::UnknownId`] for a grain the world does not have,
+    /// [`SimError::InvalidParameter`] for non-finite values.
+    pub fn apply_load(&mut self, id: GrainId, force: DVec3, torque: DVec3) -> Result<(), SimError> {
+        self.entity(id)?;
+        finite("force", force)?;
+        finite("torque", torque)?;
+        self.pending[id.0 as usize] += Load { force, torque };
+        Ok(())
+    }
+
+    fn entity(&self, id: GrainId) -> Result<Entity, SimError> {
+        self.slots
+            .get(id.0 as usize)
+            .copied()
+            .flatten()
+            .ok_or(SimError::UnknownId {
+                kind: "grain",
+                id: id.0,
+                count: self.grain_count(),
+            })
+    }
+
+    /// Number of grains.
+    #[must_use]
+    pub fn grain_count(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_some()).count()
+    }
+
+    /// The grains, in slot order.
+    pub fn grains(&self) -> impl Iterator<Item = GrainId> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.map(|_| GrainId(i as u32)))
+    }
+
+    /// The state of a grain.
+    ///
+    /// # Errors
+    /// [`SimError::UnknownId`] for a grain the world does not have.
+    pub fn grain(&self, id: GrainId) -> Result<GrainState, SimError> {
+        let entity = self.entity(id)?;
+        let dt = self.params.dt;
+        let mut query = self.ecs.query_one::<(
+            &Pose,
+            &Inertia,
+            &ShapeId,
+            &MaterialId,
+            Option<&GearState>,
+            Option<&VerletState>,
+            Option<&Fresh>,
+        )>(entity);
+        let (pose, inertia, shape, material, gear, verlet, fresh) =
+            query.get().map_err(|_| SimError::UnknownId {
+                kind: "grain",
+                id: id.0,
+                count: self.grain_count(),
+            })?;
+        let (velocity, angular_velocity) = match (gear, verlet, fresh) {
+            (Some(g), _, _) => (g.velocity(dt), g.angular_velocity(pose, dt)),
+            (_, Some(v), _) => (v.velocity, v.angular_velocity(pose, inertia)),
+            (_, _, Some(f)) => (f.velocity, f.angular_velocity),
+            _ => (DVec3::ZERO, DVec3::ZERO),
+        };
+        let body_to_input = self.shapes.get(*shape)?.body_to_input;
+        Ok(GrainState {
+            id,
+            pose: *pose,
+            orientation: (pose.rotation * body_to_input.conjugate()).normalize(),
+            velocity,
+            angular_velocity,
+            inertia: *inertia,
+            shape: *shape,
+            material: *material,
+        })
+    }
+
+    /// The world-frame vertices of a grain.
+    ///
+    /// # Errors
+    /// [`SimError::UnknownId`] for a grain the world does not have.
+    pub fn grain_vertices(&self, id: GrainId) -> Result<Vec<DVec3>, SimError> {
+        let state = self.grain(id)?;
+        let shape = self.shapes.get(state.shape)?;
+        Ok(shape
+            .body
+            .vertices()
+            .iter()
+            .map(|&v| state.pose.transform_point(v))
+            .collect())
+    }
+
+    /// Simulated time.
+    #[must_use]
+    pub fn time(&self) -> f64 {
+        self.time_base + self.steps_since_base as f64 * self.params.dt
+    }
+
+    /// Steps taken.
+    #[must_use]
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// The pairs of grains whose (margin-grown) bounding boxes overlap after the last step.
+    #[must_use]
+    pub fn box_pairs(&self) -> Vec<(GrainId, GrainId)> {
+        self.broad
+            .pairs()
+            .into_iter()
+            .filter_map(|ProxyPair { a, b }| {
+                match (self.proxies[a as usize], self.proxies[b as usize]) {
+                    (Body::Grain(x), Body::Grain(y)) => {
+                        Some((GrainId(x.min(y)), GrainId(x.max(y))))
+                    }
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    /// The bounding box of a grain after the last step (`None` before its first step).
+    ///
+    /// # Errors
+    /// [`SimError::UnknownId`] for a grain the world does not have.
+    pub fn grain_box(&self, id: GrainId) -> Result<Option<Aabb>, SimError> {
+        self.entity(id)?;
+        Ok(self.boxes[self.grain_proxy[id.0 as usize] as usize])
+    }
+
+    /// The contacts of the last step: the two grains (or a grain and a wall), the force
+    /// on the second and where it acts.
+    pub fn contacts(&self) -> impl Iterator<Item = ContactReport> + '_ {
+        self.contacts
+            .iter()
+            .zip(&self.contact_forces)
+            .filter_map(|(c, f)| {
+                f.map(|f| ContactReport {
+                    a: self.body_ref(c.pair.a),
+                    b: self.body_ref(c.pair.b),
+                    force_on_b: f.force_on_b,
+                    point: f.point,
+                })
+            })
+    }
+
+    fn body_ref(&self, proxy: u32) -> BodyRef {
+        match self.proxies[proxy as usize] {
+            Body::Grain(s) => BodyRef::Grain(GrainId(s)),
+            Body::Wall(w) => BodyRef::Wall(WallId(w)),
+        }
+    }
+
+    /// Timings and counts of the last step.
+    #[must_use]
+    pub fn stats(&self) -> &StepStats {
+        &self.stats
+    }
+
+    /// The underlying ECS, for reading components.
+    #[must_use]
+    pub fn ecs(&self) -> &hecs::World {
+        &self.ecs
+    }
+
+    /// Memory per grain in bytes: its components and its entries in the per-slot arrays.
+    /// Shapes are shared and not counted.
+    #[must_use]
+    pub fn bytes_per_grain(&self) -> usize {
+        let components = size_of::<Slot>()
+            + size_of::<Pose>()
+            + size_of::<Inertia>()
+            + size_of::<ShapeId>()
+            + size_of::<MaterialId>()
+            + match self.params.integrator {
+                IntegratorKind::Gear => size_of::<GearState>(),
+                IntegratorKind::Verlet => size_of::<VerletState>(),
+            };
+        let per_slot = size_of::<Option<Entity>>()
+            + size_of::<Option<Aabb>>()
+            + size_of::<Body>()
+            + size_of::<u32>()
+            + size_of::<Load>() * 2
+            + size_of::<Option<(Kinematics, Inertia)>>();
+        components + per_slot
+    }
+
+    /// One time step with gravity and the loads applied for it.
+    pub fn step(&mut self) -> &StepStats {
+        self.step_with(&mut |_| Load::default())
+    }
+
+    /// One time step with, in addition, the load `field` returns for each grain, evaluated
+    /// where the integrator evaluates forces (at the predicted state for Gear). `field` is
+    /// called once per grain in slot order.
+    pub fn step_with(&mut self, field: &mut dyn FnMut(&FieldInput) -> Load) -> &StepStats {
+        let dt = self.params.dt;
+        let gravity = self.params.gravity;
+        let t_end = self.time_base + (self.steps_since_base + 1) as f64 * dt;
+
+        let start = Instant::now();
+        self.start_fresh_grains(field);
+        match self.params.integrator {
+            IntegratorKind::Gear => {
+                for (slot, pose, gear, inertia) in
+                    self.ecs
+                        .query_mut::<(&Slot, &mut Pose, &mut GearState, &Inertia)>()
+                {
+                    self.kinematics[slot.0 as usize] = Some((gear.predict(pose, dt), *inertia));
+                }
+            }
+            IntegratorKind::Verlet => {
+                for (slot, pose, verlet, inertia) in
+                    self.ecs
+                        .query_mut::<(&Slot, &mut Pose, &mut VerletState, &Inertia)>()
+                {
+                    self.kinematics[slot.0 as usize] =
+                        Some((verlet.predict(pose, inertia, dt), *inertia));
+                }
+            }
+        }
+        let predicted = Instant::now();
+
+        let margin = self.params.margin;
+        let bounding = self.params.bounding;
+        let mut grain_region: Option<Aabb> = None;
+        for (slot, pose, shape) in self.ecs.query_mut::<(&Slot, &Pose, &ShapeId)>() {
+            let Ok(shape) = self.shapes.get(*shape) else {
+                continue;
+            };
+            let aabb = match bounding {
+                BoundingMethod::MinMax => shape.body.aabb(pose),
+                BoundingMethod::Ellipsoid => shape.ellipsoid.aabb(pose),
+            }
+            .inflated(margin);
+            self.boxes[self.grain_proxy[slot.0 as usize] as usize] = Some(aabb);
+            grain_region = Some(grain_region.map_or(aabb, |r| Aabb {
+                min: r.min.min(aabb.min),
+                max: r.max.max(aabb.max),
+            }));
+        }
+        // Walls where they are at the end of the step. A half-space's box is infinite along
+        // its plane; it is cut to the region of the grains, which is all it can meet.
+        let wall_states: Vec<_> = self.walls.iter().map(|w| w.state(t_end)).collect();
+        for (w, wall) in self.walls.iter().enumerate() {
+            let proxy = self.wall_proxy[w] as usize;
+            self.boxes[proxy] = match grain_region {
+                Some(region) if wall.is_present(t_end) => {
+                    let b = wall.aabb(&wall_states[w].pose).inflated(margin);
+                    Some(Aabb {
+                        min: b.min.max(region.min),
+                        max: b.max.min(region.max),
+                    })
+                    .filter(|b| b.min.cmple(b.max).all())
+                }
+                _ => None,
+            };
+        }
+        let bounded = Instant::now();
+
+        self.events.clear();
+        self.broad.update(&self.boxes, &mut self.events);
+        let broad_done = Instant::now();
+
+        let (contacts, max_overlap_ratio, coordination) = self.contact_stage(&wall_states, dt);
+        let narrowed = Instant::now();
+
+        for (slot, entry) in self.kinematics.iter().enumerate() {
+            let Some((kinematics, inertia)) = entry else {
+                continue;
+            };
+            let input = FieldInput {
+                id: GrainId(slot as u32),
+                kinematics: *kinematics,
+                inertia: *inertia,
+                time: t_end,
+            };
+            let mut load = field(&input);
+            load += self.pending[slot];
+            load.force += gravity * inertia.mass;
+            self.loads[slot] += load;
+        }
+        let forced = Instant::now();
+
+        match self.params.integrator {
+            IntegratorKind::Gear => {
+                for (slot, pose, gear, inertia) in
+                    self.ecs
+                        .query_mut::<(&Slot, &mut Pose, &mut GearState, &Inertia)>()
+                {
+                    let s = slot.0 as usize;
+                    if let Some((kinematics, _)) = &self.kinematics[s] {
+                        gear.correct(pose, &self.loads[s], inertia, kinematics, dt);
+                    }
+                }
+            }
+            IntegratorKind::Verlet => {
+                for (slot, verlet, inertia) in
+                    self.ecs.query_mut::<(&Slot, &mut VerletState, &Inertia)>()
+                {
+                    verlet.correct(&self.loads[slot.0 as usize], inertia, dt);
+                }
+            }
+        }
+        let corrected = Instant::now();
+
+        self.pending.iter_mut().for_each(|l| *l = Load::default());
+        self.steps_since_base += 1;
+        self.steps += 1;
+        self.stats = StepStats {
+            predict: predicted - start,
+            bounds: bounded - predicted,
+            broad: broad_done - bounded,
+            narrow: narrowed - broad_done,
+            forces: forced - narrowed,
+            correct: corrected - forced,
+            pairs: self.broad.pair_count(),
+            pairs_started: self.events.started.len(),
+            pairs_ended: self.events.ended.len(),
+            contacts,
+            coordination,
+            max_overlap_ratio,
+        };
+        &self.stats
+    }
+
+    /// Narrow phase and contact forces for every pair of overlapping boxes, in parallel;
+    /// the forces are summed into `loads` (grains) and `wall_loads` in pair order. Returns
+    /// the number of contacts, the largest relative overlap depth and the coordination.
+    fn contact_stage(
+        &mut self,
+        wall_states: &[crate::wall::WallState],
+        dt: f64,
+    ) -> (usize, f64, f64) {
+        self.loads.iter_mut().for_each(|l| *l = Load::default());
+        self.wall_loads
+            .iter_mut()
+            .for_each(|l| *l = Load::default());
+        let Some(model) = self.force_model.as_deref() else {
+            self.contacts.clear();
+            self.contact_forces.clear();
+            return (0, 0.0, 0.0);
+        };
+        apply_events(&mut self.contacts, &self.events, model.history_len());
+
+        // What each proxy is this step, at its evaluated pose and velocity.
+        let shapes = &self.shapes;
+        let ecs = &self.ecs;
+        let absent = BodyView {
+            solid: Solid::Absent,
+            pose: Pose::IDENTITY,
+            velocity: DVec3::ZERO,
+            angular_velocity: DVec3::ZERO,
+            mass: f64::INFINITY,
+            radius: f64::INFINITY,
+        };
+        let views: Vec<BodyView> = self
+            .proxies
+            .iter()
+            .map(|body| match *body {
+                Body::Grain(slot) => {
+                    let (Some(entity), Some((k, inertia))) =
+                        (self.slots[slot as usize], self.kinematics[slot as usize])
+                    else {
+                        return absent;
+                    };
+                    let Some(shape) = ecs
+                        .get::<&ShapeId>(entity)
+                        .ok()
+                        .and_then(|id| shapes.get(*id).ok())
+                    else {
+                        return absent;
+                    };
+                    BodyView {
+                        solid: Solid::Polyhedron(&shape.body),
+                        pose: k.pose,
+                        velocity: k.velocity,
+                        angular_velocity: k.angular_velocity,
+                        mass: inertia.mass,
+                        radius: (0.75 * shape.volume / std::f64::consts::PI).cbrt(),
+                    }
+                }
+                Body::Wall(w) => {
+                    let wall = &self.walls[w as usize];
+                    let state = wall_states[w as usize];
+                    BodyView {
+                        solid: match &wall.geometry {
+                            WallGeometry::HalfSpace { normal } => {
+                                Solid::HalfSpace(state.pose.rotation * *normal)
+                            }
+                            WallGeometry::Body(poly) => Solid::Polyhedron(poly),
+                        },
+                        pose: state.pose,
+                        velocity: state.velocity,
+                        angular_velocity: state.angular_velocity,
+                        mass: f64::INFINITY,
+                        radius: f64::INFINITY,
+                    }
+                }
+            })
+            .collect();
+
+        self.contact_forces.resize(self.contacts.len(), None);
+        let views = &views;
+        let one = |(contact, out): (&mut Contact, &mut Option<ContactForce>)| {
+            let (a, b) = (
+                &views[contact.pair.a as usize],
+                &views[contact.pair.b as usize],
+            );
+            *out = if a.mass.is_finite() || b.mass.is_finite() {
+                evaluate(contact, a, b, model, dt)
+            } else {
+                None
+            };
+        };
+        // Each pair's result depends on that pair alone, so the split between threads
+        // changes nothing; few pairs are not worth waking the workers for.
+        if self.contacts.len() < PARALLEL_PAIRS {
+            self.contacts
+                .iter_mut()
+                .zip(self.contact_forces.iter_mut())
+                .for_each(one);
+        } else {
+            self.pool.install(|| {
+                self.contacts
+                    .par_iter_mut()
+                    .zip(self.contact_forces.par_iter_mut())
+                    .with_min_len(64)
+                    .for_each(one);
+            });
+        }
+
+        // Sums in the fixed order of the pair list.
+        let mut count = 0;
+        let mut max_ratio: f64 = 0.0;
+        let mut grain_contacts = 0usize;
+        for (contact, out) in self.contacts.iter().zip(&self.contact_forces) {
+            let Some(f) = out else { continue };
+            count += 1;
+            max_ratio = max_ratio.max(f.depth_ratio);
+            for (proxy, force) in [
+                (contact.pair.a, -f.force_on_b),
+                (contact.pair.b, f.force_on_b),
+            ] {
+                let view = &views[proxy as usize];
+                let load = Load {
+                    force,
+                    torque: (f.point - view.pose.position).cross(force),
+                };
+                match self.proxies[proxy as usize] {
+                    Body::Grain(slot) => {
+                        self.loads[slot as usize] += load;
+                        grain_contacts += 1;
+                    }
+                    Body::Wall(w) => self.wall_loads[w as usize] += load,
+                }
+            }
+        }
+        let grains = self.grain_count();
+        let coordination = if grains > 0 {
+            grain_contacts as f64 / grains as f64
+        } else {
+            0.0
+        };
+        (count, max_ratio, coordination)
+    }
+
+    /// Sets up the integrator state of grains added since the last step, from the forces
+    /// at their current state (gravity, the pending loads and the field), so that the
+    /// higher derivatives are consistent with them from the start.
+    fn start_fresh_grains(&mut self, field: &mut dyn FnMut(&FieldInput) -> Load) {
+        let dt = self.params.dt;
+        let mut fresh: Vec<(Entity, u32, Pose, Inertia, Fresh)> = self
+            .ecs
+            .query_mut::<(Entity, &Slot, &Pose, &Inertia, &Fresh)>()
+            .into_iter()
+            .map(|(e, slot, pose, inertia, f)| (e, slot.0, *pose, *inertia, *f))
+            .collect();
+        if fresh.is_empty() {
+            return;
+        }
+        fresh.sort_by_key(|f| f.1);
+        for (entity, slot, pose, inertia, f) in fresh {
+            let input = FieldInput {
+                id: GrainId(slot),
+                kinematics: Kinematics {
+                    pose,
+                    velocity: f.velocity,
+                    angular_velocity: f.angular_velocity,
+                },
+                inertia,
+                time: self.time(),
+            };
+            let mut load = field(&input);
+            load += self.pending[slot as usize];
+            load.force += self.params.gravity * inertia.mass;
+            // The entity was just listed by the query: these calls cannot fail.
+            let _ = self.ecs.remove_one::<Fresh>(entity);
+            let _ = match self.params.integrator {
+                IntegratorKind::Gear => {
+                    let acceleration = load.force / inertia.mass;
+                    let omega_dot = angular_acceleration(
+                        pose.rotation,
+                        inertia.principal,
+                        f.angular_velocity,
+                        load.torque,
+                    );
+                    let state = GearState::initial(
+                        &pose,
+                        f.velocity,
+                        f.angular_velocity,
+                        acceleration,
+                        omega_dot,
+                        dt,
+                    );
+                    self.ecs.insert_one(entity, state)
+                }
+                IntegratorKind::Verlet => {
+                    let state =
+                        VerletState::initial(&pose, &inertia, f.velocity, f.angular_velocity, load);
+                    self.ecs.insert_one(entity, state)
+                }
+            };
+        }
+    }
+}
+
+/// A body taking part in a contact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyRef {
+    /// A grain.
+    Grain(GrainId),
+    /// A wall.
+    Wall(WallId),
+}
+
+/// One contact of the last step.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContactReport {
+    /// The first body.
+    pub a: BodyRef,
+    /// The second body.
+    pub b: BodyRef,
+    /// The force on `b` (`a` feels the opposite), world frame.
+    pub force_on_b: DVec3,
+    /// Where it acts: the overlap's centroid.
+    pub point: DVec3,
+}
+
+/// The critical time step of `model` for grains with the given extremes (smallest mass,
+/// largest radius, smallest equivalent radius).
+fn critical(model: Option<&dyn ForceModel>, extremes: Option<(f64, f64, f64)>) -> f64 {
+    match (model, extremes) {
+        (Some(model), Some((mass, radius, length))) => {
+            // The largest contact area: the cross-section of the largest grain.
+            critical_time_step(model, mass, std::f64::consts::PI * radius * radius, length)
+        }
+        _ => f64::INFINITY,
+    }
+}
+
+/// The worker pool of the contact stage.
+fn build_pool(threads: usize) -> Result<rayon::ThreadPool, SimError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| SimError::InvalidParameter {
+            name: "threads",
+            value: format!("{threads} ({e})"),
+            allowed: "a thread count the system can start",
+        })
+}

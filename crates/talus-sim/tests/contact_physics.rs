@@ -1,0 +1,425 @@
+//! Contacts against physics: restitution of a head-on collision, a grain at rest on a floor,
+//! sticking and sliding on an incline, momentum conservation, action and reaction, and
+//! bit-identical results for any thread count.
+
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use talus_geom::glam::{DQuat, DVec3};
+use talus_geom::{Pose, generate};
+use talus_sim::force::{Coefficients, ForceModelRegistry};
+use talus_sim::integrate::IntegratorKind;
+use talus_sim::material::Material;
+use talus_sim::wall::{Motion, Wall, WallGeometry};
+use talus_sim::{GrainDesc, SimError, SimParams, World};
+
+const DENSITY: f64 = 2650.0;
+
+fn model(name: &str, coefficients: &[(&str, f64)]) -> Box<dyn talus_sim::force::ForceModel> {
+    let c = Coefficients(
+        coefficients
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+    );
+    ForceModelRegistry::default().build(name, &c).unwrap()
+}
+
+fn floor() -> Wall {
+    Wall::new(
+        "floor",
+        WallGeometry::HalfSpace { normal: DVec3::Z },
+        Pose::IDENTITY,
+        Motion::Fixed,
+        None,
+    )
+    .unwrap()
+}
+
+/// Two 1 cm cubes meeting face to face along x at 1 m/s: the measured restitution.
+fn head_on(restitution: f64, integrator: IntegratorKind) -> (f64, f64) {
+    let mut w = World::new(SimParams {
+        dt: 2e-6,
+        gravity: DVec3::ZERO,
+        integrator,
+        ..SimParams::default()
+    })
+    .unwrap();
+    let cube = w
+        .add_shape("cube", &generate::cube(0.01).unwrap(), None)
+        .unwrap();
+    let quartz = w
+        .add_material(Material::new("quartz", DENSITY).unwrap())
+        .unwrap();
+    w.set_force_model(model(
+        "volumetric",
+        &[
+            ("stiffness", 1e7),
+            ("restitution", restitution),
+            ("friction", 0.0),
+        ],
+    ))
+    .unwrap();
+    let mut a = GrainDesc::at_rest(cube, quartz, DVec3::new(-0.006, 0.0, 0.0));
+    a.velocity = DVec3::new(0.5, 0.0, 0.0);
+    let mut b = GrainDesc::at_rest(cube, quartz, DVec3::new(0.006, 0.0, 0.0));
+    b.velocity = DVec3::new(-0.5, 0.0, 0.0);
+    let (ia, ib) = (w.add_grain(a).unwrap(), w.add_grain(b).unwrap());
+    let energy = |w: &World| {
+        [ia, ib]
+            .iter()
+            .map(|&i| {
+                let s = w.grain(i).unwrap();
+                0.5 * s.inertia.mass * s.velocity.length_squared()
+            })
+            .sum::<f64>()
+    };
+    let e0 = energy(&w);
+    let mut touched = false;
+    for _ in 0..20_000 {
+        let stats = w.step();
+        touched |= stats.contacts > 0;
+        if touched && stats.contacts == 0 {
+            break;
+        }
+    }
+    assert!(touched);
+    let (sa, sb) = (w.grain(ia).unwrap(), w.grain(ib).unwrap());
+    ((sb.velocity.x - sa.velocity.x) / 1.0, energy(&w) / e0)
+}
+
+#[test]
+fn head_on_collision_restitution() {
+    for integrator in [IntegratorKind::Gear, IntegratorKind::Verlet] {
+        for e in [0.3, 0.6, 0.9] {
+            let (measured, _) = head_on(e, integrator);
+            assert!(
+                (measured - e).abs() < 0.05 * e,
+                "{integrator:?}: e = {e}, measured {measured}"
+            );
+        }
+        let (measured, energy) = head_on(1.0, integrator);
+        assert!(
+            (energy - 1.0).abs() < 0.01,
+            "{integrator:?}: kinetic energy ratio {energy}, e {measured}"
+        );
+    }
+}
+
+/// A grain dropped onto the floor: after `settle` steps, the largest relative difference
+/// between the floor's load and the grain's weight over 2000 more steps, and how far the
+/// grain moved meanwhile.
+fn at_rest(grain: &talus_geom::ConvexPolyhedron, settle: usize) -> (f64, f64, f64) {
+    let mut w = World::new(SimParams {
+        dt: 1e-5,
+        ..SimParams::default()
+    })
+    .unwrap();
+    let shape = w.add_shape("grain", grain, None).unwrap();
+    let quartz = w
+        .add_material(Material::new("quartz", DENSITY).unwrap())
+        .unwrap();
+    w.set_force_model(model(
+        "volumetric",
+        &[("stiffness", 1e7), ("restitution", 0.3), ("friction", 0.6)],
+    ))
+    .unwrap();
+    w.add_wall(floor());
+    let id = w
+        .add_grain(GrainDesc::at_rest(
+            shape,
+            quartz,
+            DVec3::new(0.0, 0.0, 0.012),
+        ))
+        .unwrap();
+    for _ in 0..settle {
+        w.step();
+    }
+    let weight = w.grain(id).unwrap().inertia.mass * 9.81;
+    let before = w.grain(id).unwrap().pose;
+    let mut max_force_error: f64 = 0.0;
+    for _ in 0..2000 {
+        w.step();
+        // The floor carries the grain's weight: the force on the floor is its weight, down.
+        let floor_force = w.wall_loads()[0].force;
+        max_force_error =
+            max_force_error.max((floor_force + DVec3::new(0.0, 0.0, weight)).length() / weight);
+    }
+    let after = w.grain(id).unwrap().pose;
+    (
+        (max_force_error),
+        (after.position - before.position).length(),
+        w.stats().max_overlap_ratio,
+    )
+}
+
+#[test]
+fn grain_at_rest_on_the_floor() {
+    // A cube lands flat and is at rest at once: exact balance.
+    let (force, drift, depth) = at_rest(&generate::cube(0.01).unwrap(), 50_000);
+    assert!(
+        force < 1e-9 && drift < 1e-12,
+        "cube: force off by {force:e}, drift {drift:e}"
+    );
+    assert!(
+        depth > 0.0 && depth < 0.01,
+        "cube: overlap depth ratio {depth}"
+    );
+    // An irregular grain bounces, rocks onto a face and settles within seconds.
+    let mut rng = ChaCha8Rng::seed_from_u64(8);
+    let grain = generate::ellipsoid_grain(20, DVec3::new(0.01, 0.008, 0.006), &mut rng).unwrap();
+    let (force, drift, depth) = at_rest(&grain, 400_000);
+    assert!(
+        force < 1e-4 && drift < 1e-8,
+        "grain: force off by {force:e}, drift {drift:e}"
+    );
+    assert!(
+        depth > 0.0 && depth < 0.01,
+        "grain: overlap depth ratio {depth}"
+    );
+}
+
+/// Displacement along the slope of a cube released on a plane inclined by `angle` (gravity
+/// turned instead of the floor), after 0.2 s.
+fn slide(angle: f64, friction: f64) -> f64 {
+    let g = 9.81;
+    let mut w = World::new(SimParams {
+        dt: 1e-5,
+        gravity: DVec3::new(g * angle.sin(), 0.0, -g * angle.cos()),
+        ..SimParams::default()
+    })
+    .unwrap();
+    let shape = w
+        .add_shape("cube", &generate::cube(0.01).unwrap(), None)
+        .unwrap();
+    let quartz = w
+        .add_material(Material::new("quartz", DENSITY).unwrap())
+        .unwrap();
+    w.set_force_model(model(
+        "volumetric",
+        &[
+            ("stiffness", 1e7),
+            ("restitution", 0.2),
+            ("friction", friction),
+        ],
+    ))
+    .unwrap();
+    w.add_wall(floor());
+    let id = w
+        .add_grain(GrainDesc::at_rest(
+            shape,
+            quartz,
+            DVec3::new(0.0, 0.0, 0.005),
+        ))
+        .unwrap();
+    let start = w.grain(id).unwrap().pose.position.x;
+    for _ in 0..20_000 {
+        w.step();
+    }
+    w.grain(id).unwrap().pose.position.x - start
+}
+
+#[test]
+fn incline_sticks_below_and_slides_above_the_friction_angle() {
+    let mu: f64 = 0.5;
+    let critical = mu.atan();
+    let stuck = slide(0.9 * critical, mu);
+    assert!(
+        stuck.abs() < 1e-5,
+        "moved {stuck} m below the friction angle"
+    );
+    let slid = slide(1.1 * critical, mu);
+    // Sliding: x = ½ g (sin θ − μ cos θ) t² once moving.
+    let theta = 1.1 * critical;
+    let expected = 0.5 * 9.81 * (theta.sin() - mu * theta.cos()) * 0.2 * 0.2;
+    assert!(
+        slid > 0.5 * expected && slid < 1.1 * expected,
+        "slid {slid} m, expected about {expected} m"
+    );
+}
+
+fn cloud(
+    threads: usize,
+    integrator: IntegratorKind,
+    count: usize,
+    floor_too: bool,
+    gravity: DVec3,
+) -> World {
+    let mut w = World::new(SimParams {
+        dt: 1e-5,
+        gravity,
+        integrator,
+        threads,
+        margin: 1e-4,
+        ..SimParams::default()
+    })
+    .unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(99);
+    let shapes: Vec<_> = (0..5)
+        .map(|i| {
+            let g =
+                generate::ellipsoid_grain(12 + 4 * i, DVec3::new(0.005, 0.004, 0.003), &mut rng)
+                    .unwrap();
+            w.add_shape("grain", &g, None).unwrap()
+        })
+        .collect();
+    let quartz = w
+        .add_material(Material::new("quartz", DENSITY).unwrap())
+        .unwrap();
+    w.set_force_model(model(
+        "volumetric",
+        &[("stiffness", 1e6), ("restitution", 0.5), ("friction", 0.5)],
+    ))
+    .unwrap();
+    if floor_too {
+        w.add_wall(floor());
+    }
+    let side = (count as f64).cbrt().ceil() as usize;
+    for i in 0..count {
+        let cell = DVec3::new(
+            (i % side) as f64,
+            ((i / side) % side) as f64,
+            (i / (side * side)) as f64,
+        );
+        let mut d = GrainDesc::at_rest(
+            shapes[i % shapes.len()],
+            quartz,
+            cell * 0.0095 + DVec3::new(0.0, 0.0, 0.01),
+        );
+        d.orientation = DQuat::from_euler(
+            talus_geom::glam::EulerRot::XYZ,
+            rng.random(),
+            rng.random(),
+            rng.random(),
+        );
+        d.velocity = DVec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+        ) * 0.5;
+        d.angular_velocity = DVec3::new(
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+            rng.random_range(-1.0..1.0),
+        ) * 20.0;
+        w.add_grain(d).unwrap();
+    }
+    w
+}
+
+fn momenta(w: &World) -> (DVec3, DVec3) {
+    let mut p = DVec3::ZERO;
+    let mut l = DVec3::ZERO;
+    for id in w.grains().collect::<Vec<_>>() {
+        let s = w.grain(id).unwrap();
+        p += s.inertia.mass * s.velocity;
+        let to_body = s.pose.rotation.conjugate();
+        let spin = s.pose.rotation * (s.inertia.principal * (to_body * s.angular_velocity));
+        l += s.pose.position.cross(s.inertia.mass * s.velocity) + spin;
+    }
+    (p, l)
+}
+
+#[test]
+fn colliding_grains_conserve_momentum() {
+    for integrator in [IntegratorKind::Verlet, IntegratorKind::Gear] {
+        let mut w = cloud(0, integrator, 100, false, DVec3::ZERO);
+        w.step();
+        let (p0, l0) = momenta(&w);
+        let mut contacts = 0;
+        for _ in 0..3000 {
+            contacts += w.step().contacts;
+        }
+        assert!(contacts > 1000, "only {contacts} contact-steps");
+        let (p1, l1) = momenta(&w);
+        let scale_p = w
+            .grains()
+            .map(|i| {
+                let s = w.grain(i).unwrap();
+                s.inertia.mass * s.velocity.length()
+            })
+            .sum::<f64>();
+        assert!(
+            (p1 - p0).length() < 1e-10 * scale_p,
+            "{integrator:?}: momentum drift {:e}",
+            (p1 - p0).length() / scale_p
+        );
+        assert!(
+            (l1 - l0).length() < 1e-10 * l0.length().max(scale_p * 0.05),
+            "{integrator:?}: angular momentum drift {:e}",
+            (l1 - l0).length() / l0.length()
+        );
+    }
+}
+
+#[test]
+fn thread_count_does_not_change_a_bit() {
+    let run = |threads| {
+        let mut w = cloud(
+            threads,
+            IntegratorKind::Gear,
+            500,
+            true,
+            DVec3::new(0.0, 0.0, -9.81),
+        );
+        for _ in 0..400 {
+            w.step();
+        }
+        w.grains()
+            .map(|i| w.grain(i).unwrap())
+            .map(|s| (s.pose, s.velocity, s.angular_velocity))
+            .collect::<Vec<_>>()
+    };
+    let one = run(1);
+    let two = run(2);
+    assert_eq!(one.len(), 500);
+    for (x, y) in one.iter().zip(&two) {
+        assert_eq!(
+            x.0.position.to_array().map(f64::to_bits),
+            y.0.position.to_array().map(f64::to_bits)
+        );
+        assert_eq!(
+            x.0.rotation.to_array().map(f64::to_bits),
+            y.0.rotation.to_array().map(f64::to_bits)
+        );
+        assert_eq!(
+            x.1.to_array().map(f64::to_bits),
+            y.1.to_array().map(f64::to_bits)
+        );
+        assert_eq!(
+            x.2.to_array().map(f64::to_bits),
+            y.2.to_array().map(f64::to_bits)
+        );
+    }
+}
+
+#[test]
+fn a_time_step_above_the_critical_one_is_refused() {
+    let mut w = World::new(SimParams {
+        dt: 1e-3,
+        ..SimParams::default()
+    })
+    .unwrap();
+    let shape = w
+        .add_shape("cube", &generate::cube(0.01).unwrap(), None)
+        .unwrap();
+    let quartz = w
+        .add_material(Material::new("quartz", DENSITY).unwrap())
+        .unwrap();
+    w.add_grain(GrainDesc::at_rest(shape, quartz, DVec3::ZERO))
+        .unwrap();
+    let err = w
+        .set_force_model(model("volumetric", &[("stiffness", 1e7)]))
+        .err()
+        .unwrap();
+    let SimError::TimeStepTooLarge { critical, .. } = err else {
+        panic!("{err}")
+    };
+    assert!(err.to_string().contains("use dt ≤"), "{err}");
+    w.set_dt(critical * 0.99).unwrap();
+    w.set_force_model(model("volumetric", &[("stiffness", 1e7)]))
+        .unwrap();
+    assert!(w.set_dt(critical * 1.5).is_err());
+    let _ = Arc::new(0);
+}
