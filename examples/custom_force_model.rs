@@ -20,14 +20,15 @@ use talus::sim::material::Material;
 use talus::sim::wall::{Motion, Wall, WallGeometry};
 use talus::sim::{GrainDesc, SimParams, World};
 
-/// `F = k δ n` with δ = V/A.
-struct DepthSpring {
+/// `F = (k V A − c v_n) n`.
+struct QuadraticVolume {
     stiffness: f64,
+    damping: f64,
 }
 
-impl ForceModel for DepthSpring {
+impl ForceModel for QuadraticVolume {
     fn name(&self) -> &str {
-        "depth_spring"
+        "quadratic_volume"
     }
 
     fn history_len(&self) -> usize {
@@ -36,35 +37,46 @@ impl ForceModel for DepthSpring {
 
     fn force(&self, contact: &ContactInput, _history: &mut [f64]) -> DVec3 {
         let o = &contact.overlap;
-        let depth = if o.area > 0.0 { o.volume / o.area } else { 0.0 };
-        o.normal * (self.stiffness * depth)
+        o.normal * (self.stiffness * o.volume * o.area - self.damping * contact.normal_velocity())
     }
 
-    fn normal_stiffness(&self, _area: f64, _length: f64) -> f64 {
-        self.stiffness
+    fn normal_stiffness(&self, area: f64, _length: f64) -> f64 {
+        // dF/dδ = k A dV/dδ = k A².
+        self.stiffness * area * area
     }
 }
 
-const COEFFICIENTS: &[CoefficientSpec] = &[CoefficientSpec {
-    name: "stiffness",
-    unit: "N/m",
-    default: None,
-    allowed: "a finite number > 0",
-    check: |k| k.is_finite() && k > 0.0,
-    doc: "k in F = k δ",
-}];
+const COEFFICIENTS: &[CoefficientSpec] = &[
+    CoefficientSpec {
+        name: "stiffness",
+        unit: "N/m⁵",
+        default: None,
+        allowed: "a finite number > 0",
+        check: |k| k.is_finite() && k > 0.0,
+        doc: "k in the energy w = k V²/2",
+    },
+    CoefficientSpec {
+        name: "damping",
+        unit: "N s/m",
+        default: Some(0.0),
+        allowed: "a finite number ≥ 0",
+        check: |c| c.is_finite() && c >= 0.0,
+        doc: "dashpot c in F = k V S − c v_n n",
+    },
+];
 
 fn build(c: &BTreeMap<&'static str, f64>) -> Box<dyn ForceModel> {
-    Box::new(DepthSpring {
+    Box::new(QuadraticVolume {
         stiffness: c["stiffness"],
+        damping: c["damping"],
     })
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut registry = ForceModelRegistry::default();
     registry.register(ModelEntry {
-        name: "depth_spring",
-        description: "a Hooke spring on the mean overlap depth",
+        name: "quadratic_volume",
+        description: "Feng's law with the energy k V²/2 and a dashpot",
         coefficients: COEFFICIENTS,
         history: &[],
         build,
@@ -73,10 +85,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("registered force models: {}", names.join(", "));
 
     let mut world = World::new(SimParams {
-        dt: 2e-5,
+        dt: 4e-6,
         ..SimParams::default()
     })?;
-    let model = registry.build("depth_spring", &Coefficients::from([("stiffness", 2e3)]))?;
+    let model = registry.build(
+        "quadratic_volume",
+        &Coefficients::from([("stiffness", 1e14), ("damping", 1.0)]),
+    )?;
     let mut rng = ChaCha8Rng::seed_from_u64(7);
     let grain = generate::ellipsoid_grain(18, DVec3::new(0.005, 0.004, 0.003), &mut rng)?;
     let shape = world.add_shape("grain", &grain, None)?;
@@ -91,13 +106,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?);
     for i in 0..8 {
         let position = DVec3::new(
-            0.004 * (i % 2) as f64,
-            0.004 * (i / 2 % 2) as f64,
-            0.006 + 0.008 * (i / 4) as f64,
+            0.012 * (i % 2) as f64,
+            0.012 * (i / 2 % 2) as f64,
+            0.006 + 0.012 * (i / 4) as f64,
         );
         world.add_grain(GrainDesc::at_rest(shape, sand, position))?;
     }
-    for _ in 0..25_000 {
+    for _ in 0..250_000 {
         world.step();
     }
     let stats = world.stats();

@@ -666,7 +666,7 @@ enum Mode {
 /// insertion sort, the overlapping pairs changed on the exchanges. O(n + exchanges) per
 /// update.
 ///
-/// The default cuts space into regions of [`DEFAULT_REGION_FACTOR`] mean box extents, each
+/// The default cuts space into cubic regions of 4 mean box extents, each
 /// with its own lists, so that the exchanges per box do not grow with the size of a dense
 /// bed (see the module documentation); [`SweepAndPrune::with_region_size`] sets the region
 /// edge, `f64::INFINITY` for the thesis' single set of lists. [`SweepAndPrune::full_resort`]
