@@ -65,7 +65,8 @@ impl PairEvents {
 /// A broad-phase method.
 pub trait BroadPhase: Send + Sync {
     /// Brings the method up to date with `boxes` and appends the pair changes since the last
-    /// update to `events` (sorted). Boxes must not contain NaN.
+    /// update to `events` (each list sorted when `events` was empty). A box with a NaN
+    /// coordinate or `min > max` counts as absent; slots missing from a shorter slice too.
     fn update(&mut self, boxes: &[Option<Aabb>], events: &mut PairEvents);
 
     /// The pairs overlapping after the last update, sorted.
