@@ -7,7 +7,8 @@
 //! step, averaged over 200 steps. Criterion reports the time per step; grain-steps per
 //! second are `grains / time`.
 //!
-//! Run with `cargo bench -p talus-sim --bench contact_step`.
+//! Run with `cargo bench -p talus-sim --bench contact_step`; `TALUS_BENCH_N=10000` picks the
+//! bed sizes.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -120,10 +121,14 @@ fn stage_shares(world: &mut World, steps: usize) -> (StepStats, Duration) {
 }
 
 fn main() {
-    let mut sizes = vec![2_000];
-    if std::env::var_os("TALUS_BENCH_LARGE").is_some() {
-        sizes.push(10_000);
-    }
+    let sizes: Vec<usize> = match std::env::var("TALUS_BENCH_N") {
+        Ok(list) => list
+            .split(',')
+            .filter_map(|n| n.trim().parse().ok())
+            .collect(),
+        Err(_) if std::env::var_os("TALUS_BENCH_LARGE").is_some() => vec![2_000, 10_000],
+        Err(_) => vec![2_000],
+    };
     let mut criterion = Criterion::default().configure_from_args();
     for n in sizes {
         let mut world = settled_bed(n);
