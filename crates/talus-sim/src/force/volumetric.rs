@@ -13,8 +13,7 @@
 
 use talus_geom::glam::DVec3;
 
-use super::damping::damping_ratio;
-use super::friction::TangentialSpring;
+use super::friction::{TangentialSpring, damped_contact_force};
 use super::{ContactInput, ForceModel};
 
 /// The `volumetric` model.
@@ -41,22 +40,14 @@ impl ForceModel for Volumetric {
         let o = &contact.overlap;
         let stiffness = self.normal_stiffness(o.area, contact.length);
         let elastic = self.stiffness * o.volume / contact.length;
-        let zeta = damping_ratio(self.restitution);
-        let damping = 2.0 * zeta * (stiffness * contact.effective_mass).sqrt();
-        // The dashpot may pull for a moment at the end of a collision, as in the linear
-        // spring–dashpot whose restitution the coefficient sets; clamping it would make
-        // collisions more elastic than asked.
-        let normal = elastic - damping * contact.normal_velocity();
-        let tangential = self.friction.force(
+        damped_contact_force(
+            contact,
             history,
-            o.normal,
-            contact.tangential_velocity(),
-            contact.dt,
+            elastic,
             stiffness,
-            normal,
-            damping,
-        );
-        o.normal * normal + tangential
+            self.restitution,
+            &self.friction,
+        )
     }
 
     fn normal_stiffness(&self, area: f64, length: f64) -> f64 {
