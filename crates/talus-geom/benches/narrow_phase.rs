@@ -195,7 +195,12 @@ fn bench_overlap(criterion: &mut Criterion, cases: &[Case]) {
                 bench.iter(|| {
                     let (a, b) = cursor.step(c);
                     let p = closest_features(&c.poly, a, &c.poly, b, &mut cache);
-                    black_box((p, overlap(&c.poly, a, &c.poly, b, Some(&cache))))
+                    let o = overlap(&c.poly, a, &c.poly, b, Some(&cache));
+                    // As the contact pipeline does: the next overlap starts from this normal.
+                    if let Some(o) = &o {
+                        cache.remember_normal(o, b);
+                    }
+                    black_box((p, o))
                 });
             },
         );

@@ -184,6 +184,7 @@ fn walk(
     *cache = FeatureCache {
         last_steps: step_limit as u32,
         fallbacks: cache.fallbacks.saturating_add(1),
+        normal_hint: cache.normal_hint,
         ..found
     };
     proximity
@@ -206,6 +207,7 @@ fn finish(
         feature_b: fb,
         last_steps: steps as u32,
         fallbacks: cache.fallbacks,
+        normal_hint: cache.normal_hint,
     };
     match step {
         // Points in b's frame, a's first.

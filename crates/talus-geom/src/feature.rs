@@ -1,7 +1,11 @@
 //! Features of a polyhedron (vertex, edge, face) and the per-pair cache of the closest
 //! features that makes repeated queries cheap (thesis §4.2: temporal coherence).
 
+use glam::DVec3;
+
+use crate::overlap::Overlap;
 use crate::polyhedron::ConvexPolyhedron;
+use crate::pose::Pose;
 
 /// A vertex, edge or face of a polyhedron, by index.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,7 +45,7 @@ impl Feature {
 ///
 /// `Default` is a cold start. A cache whose features do not exist on the polyhedra it is
 /// used with (for instance one carried over from another pair) is treated as cold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FeatureCache {
     /// The feature on the first grain (`a`).
     pub feature_a: Feature,
@@ -51,6 +55,18 @@ pub struct FeatureCache {
     pub last_steps: u32,
     /// How many queries through this cache ended in the exhaustive fallback.
     pub fallbacks: u32,
+    /// The contact normal of the pair's last overlap, in grain b's frame (zero if none):
+    /// [`crate::overlap`] starts from it, which keeps its candidate faces few while the
+    /// contact persists. Set by [`FeatureCache::remember_normal`].
+    pub normal_hint: DVec3,
+}
+
+impl FeatureCache {
+    /// Keeps the normal of `overlap` (grain b at `pose_b`) for the pair's next overlap.
+    pub fn remember_normal(&mut self, overlap: &Overlap, pose_b: &Pose) {
+        let hint = pose_b.rotation.conjugate() * overlap.normal;
+        self.normal_hint = if hint.is_finite() { hint } else { DVec3::ZERO };
+    }
 }
 
 impl Default for FeatureCache {
@@ -60,6 +76,7 @@ impl Default for FeatureCache {
             feature_b: Feature::Vertex(0),
             last_steps: 0,
             fallbacks: 0,
+            normal_hint: DVec3::ZERO,
         }
     }
 }

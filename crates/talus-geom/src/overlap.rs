@@ -150,7 +150,14 @@ fn intersect(
     let a_to_b = *a_to_b;
     let b_to_a = a_to_b.inverse();
 
-    let n = witness_direction(a, b, witness, &a_to_b);
+    // The last overlap's normal when the caller kept it, else one from the witness: any unit
+    // direction gives the right answer; a good one gives few candidate faces.
+    let hint = witness.normal_hint;
+    let n = if hint.is_finite() && (hint.length_squared() - 1.0).abs() < 1e-6 {
+        hint
+    } else {
+        witness_direction(a, b, witness, &a_to_b)
+    };
     let n_in_a = b_to_a.vector(n);
     // n · x for a point of A, from its A-frame coordinates: n_in_a · x_a + shift.
     let shift = n.dot(a_to_b.translation);

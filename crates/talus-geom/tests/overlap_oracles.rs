@@ -364,3 +364,45 @@ fn symmetric_set_ups_give_exact_normals() {
     assert!((o.volume - m.volume).abs() < 1e-12);
     assert!((o.centroid - p.transform_point(m.center_of_mass)).length() < 1e-12);
 }
+
+#[test]
+fn any_normal_hint_gives_the_same_overlap() {
+    // The hint only chooses which faces are candidates; the answer must not depend on it.
+    let mut r = rng(66);
+    let a = generate::ellipsoid_grain(40, DVec3::new(1.0, 0.8, 0.6), &mut r).unwrap();
+    let b = generate::ellipsoid_grain(60, DVec3::new(0.9, 0.7, 0.5), &mut r).unwrap();
+    let mut checked = 0;
+    for _ in 0..300 {
+        let pa = Pose::new(DVec3::ZERO, random_rotation(&mut r));
+        let pb = Pose::new(
+            random_rotation(&mut r) * DVec3::X * r.random_range(0.5..1.8),
+            random_rotation(&mut r),
+        );
+        let mut cache = FeatureCache::default();
+        closest_features(&a, &pa, &b, &pb, &mut cache);
+        let plain = overlap(&a, &pa, &b, &pb, Some(&cache));
+        for hint in [random_rotation(&mut r) * DVec3::X, DVec3::Z, -DVec3::X] {
+            let hinted = overlap(
+                &a,
+                &pa,
+                &b,
+                &pb,
+                Some(&FeatureCache {
+                    normal_hint: hint,
+                    ..cache
+                }),
+            );
+            match (plain, hinted) {
+                (Some(x), Some(y)) => {
+                    assert!((x.volume - y.volume).abs() < 1e-12 * (1.0 + x.volume));
+                    assert!((x.centroid - y.centroid).length() < 1e-9);
+                    assert!((x.normal - y.normal).length() < 1e-9);
+                    checked += 1;
+                }
+                (None, None) => {}
+                (x, y) => panic!("{x:?} vs {y:?}"),
+            }
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}

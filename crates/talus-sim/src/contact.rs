@@ -116,11 +116,16 @@ pub(crate) fn evaluate(
         (Solid::Polyhedron(pa), Solid::Polyhedron(pb)) => {
             let touching =
                 closest_features(pa, &a.pose, pb, &b.pose, &mut contact.features).is_penetrating();
-            if touching {
+            let found = if touching {
                 overlap(pa, &a.pose, pb, &b.pose, Some(&contact.features))
             } else {
                 None
+            };
+            // The next step's overlap starts from this normal (temporal coherence).
+            if let Some(o) = &found {
+                contact.features.remember_normal(o, &b.pose);
             }
+            found
         }
         (Solid::Polyhedron(pa), Solid::HalfSpace(n)) => {
             overlap_half_space(pa, &a.pose, n, b.pose.position)
