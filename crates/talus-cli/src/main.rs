@@ -3,11 +3,15 @@
 //! This file holds the top-level command-line definition and dispatches to the
 //! subcommands:
 //! * `talus shape`: build one grain (a random grain on an ellipsoid or a platonic solid) and
-//!   print its vertex, edge and face counts and its mass properties ([`shape`]).
+//!   print its vertex, edge and face counts and its mass properties ([`shape`]);
+//! * `talus run`, `talus check`, `talus resume`, `talus models`: experiments from RON
+//!   scenario files ([`experiment`]).
 //!
 //! Exit codes: 0 on success, 2 for invalid command-line arguments (reported by clap), 1 when
-//! the arguments are well-formed but the grain cannot be built or reported.
+//! the arguments are well-formed but the work fails (a bad scenario, a grain that cannot be
+//! built, a simulation that blows up).
 
+mod experiment;
 mod output;
 mod parse;
 mod shape;
@@ -38,12 +42,26 @@ enum Command {
     /// The grain is either a random grain with its vertices on an ellipsoid (--ellipsoid,
     /// --vertices, --seed) or a platonic solid (--solid, --size), centred at the origin.
     Shape(shape::ShapeArgs),
+    /// Run an experiment from a scenario file, with a progress bar; writes summary.json,
+    /// timeseries.csv, frames for ParaView, plots and checkpoints into the output directory.
+    Run(experiment::RunArgs),
+    /// Check a scenario file without running it: errors with their line and column or
+    /// field, the grain count, the critical time step, a memory estimate and warnings.
+    Check(experiment::CheckArgs),
+    /// Continue a run from the checkpoint in its output directory.
+    Resume(experiment::ResumeArgs),
+    /// List the contact force models and their coefficients.
+    Models,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Shape(args) => shape::run(&args),
+        Command::Run(args) => experiment::run_file(&args),
+        Command::Check(args) => experiment::check_file(&args),
+        Command::Resume(args) => experiment::resume_dir(&args),
+        Command::Models => experiment::list_models(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

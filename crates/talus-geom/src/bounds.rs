@@ -14,7 +14,7 @@ use crate::polyhedron::ConvexPolyhedron;
 use crate::pose::Pose;
 
 /// An axis-aligned box `[min, max]`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Aabb {
     /// Lower corner.
     pub min: DVec3,

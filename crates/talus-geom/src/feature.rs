@@ -8,7 +8,7 @@ use crate::polyhedron::ConvexPolyhedron;
 use crate::pose::Pose;
 
 /// A vertex, edge or face of a polyhedron, by index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Feature {
     /// Vertex index.
     Vertex(u32),
@@ -45,7 +45,7 @@ impl Feature {
 ///
 /// `Default` is a cold start. A cache whose features do not exist on the polyhedra it is
 /// used with (for instance one carried over from another pair) is treated as cold.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FeatureCache {
     /// The feature on the first grain (`a`).
     pub feature_a: Feature,

@@ -3,7 +3,7 @@
 use glam::{DMat3, DQuat, DVec3};
 
 /// Position and orientation of a body: `world = rotation · body + position`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Pose {
     /// Where the body-frame origin is in the world.
     pub position: DVec3,

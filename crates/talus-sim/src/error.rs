@@ -39,6 +39,14 @@ pub enum SimError {
         /// The force model.
         model: String,
     },
+    /// A checkpoint does not fit the world it is restored into (the world was rebuilt with
+    /// other shapes, materials, walls, force model or parameters, already has grains, or
+    /// the snapshot is inconsistent or corrupt).
+    #[error("snapshot does not fit this world: {what}")]
+    SnapshotMismatch {
+        /// What does not fit.
+        what: String,
+    },
     /// The geometry of a shape was rejected.
     #[error("shape geometry: {0}")]
     Geometry(#[from] GeomError),

@@ -7,6 +7,8 @@
 //! * [`force`]: contact force models and their registry by name.
 //! * [`wall`]: half-spaces and kinematic bodies with motion laws.
 //! * [`World`]: grains as hecs entities, the step pipeline.
+//! * [`snapshot`]: checkpoints of a world's dynamic state ([`World::snapshot`],
+//!   [`World::restore`]).
 
 pub mod broad;
 mod contact;
@@ -15,10 +17,12 @@ pub mod force;
 pub mod integrate;
 pub mod material;
 pub mod shape;
+pub mod snapshot;
 pub mod wall;
 mod world;
 
 pub use error::SimError;
+pub use snapshot::WorldSnapshot;
 pub use world::{
     BodyRef, BoundingMethod, ContactReport, FieldInput, GrainDesc, GrainId, GrainState, SimParams,
     StepStats, World,

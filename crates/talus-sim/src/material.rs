@@ -3,7 +3,9 @@
 use crate::error::{SimError, positive};
 
 /// Index of a material in the world.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct MaterialId(pub u16);
 
 /// A grain material.

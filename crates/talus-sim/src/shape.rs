@@ -9,7 +9,9 @@ use talus_geom::{BoundingEllipsoid, ConvexPolyhedron};
 use crate::error::SimError;
 
 /// Index of a shape in the world's library.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct ShapeId(pub u32);
 
 /// A grain shape in its body frame: origin at the centre of mass, axes along the principal

@@ -14,7 +14,9 @@ use talus_geom::{Aabb, ConvexPolyhedron, Pose};
 use crate::error::{SimError, finite, positive};
 
 /// Index of a wall in the world.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct WallId(pub u32);
 
 /// The solid a wall is.

@@ -41,23 +41,25 @@ use crate::wall::{Wall, WallGeometry, WallId};
 const PARALLEL_PAIRS: usize = 256;
 
 /// A grain, by its slot in the world.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct GrainId(pub u32);
 
 /// Component: the grain's slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Slot(u32);
+pub(crate) struct Slot(pub(crate) u32);
 
 /// Component: the initial velocities of a grain whose integrator state is not set up yet
 /// (that needs the forces at its first step).
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Fresh {
-    velocity: DVec3,
-    angular_velocity: DVec3,
+pub(crate) struct Fresh {
+    pub(crate) velocity: DVec3,
+    pub(crate) angular_velocity: DVec3,
 }
 
 /// How bounding boxes are computed (the thesis' BBOX switch, app. D).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum BoundingMethod {
     /// Extreme coordinates of the vertices: tightest, O(K).
     #[default]
@@ -171,7 +173,7 @@ pub struct GrainState {
 }
 
 /// Wall-clock time spent in each stage of the last step, and pair counts.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct StepStats {
     /// Predictor (and set-up of new grains).
     pub predict: Duration,
@@ -215,47 +217,47 @@ pub struct FieldInput {
 
 /// What a broad-phase proxy stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Body {
+pub(crate) enum Body {
     Grain(u32),
     Wall(u32),
 }
 
 /// A world of grains.
 pub struct World {
-    ecs: hecs::World,
-    shapes: ShapeLibrary,
-    materials: Vec<Material>,
-    params: SimParams,
-    slots: Vec<Option<Entity>>,
+    pub(crate) ecs: hecs::World,
+    pub(crate) shapes: ShapeLibrary,
+    pub(crate) materials: Vec<Material>,
+    pub(crate) params: SimParams,
+    pub(crate) slots: Vec<Option<Entity>>,
     /// Time at the last change of dt, and steps taken since: the time is their
     /// combination, not a running sum, so it carries one rounding, not one per step.
-    time_base: f64,
-    steps_since_base: u64,
-    steps: u64,
-    broad: Box<dyn BroadPhase>,
+    pub(crate) time_base: f64,
+    pub(crate) steps_since_base: u64,
+    pub(crate) steps: u64,
+    pub(crate) broad: Box<dyn BroadPhase>,
     /// Broad-phase proxies: what each stands for, and its box.
-    proxies: Vec<Body>,
-    boxes: Vec<Option<Aabb>>,
+    pub(crate) proxies: Vec<Body>,
+    pub(crate) boxes: Vec<Option<Aabb>>,
     /// Proxy of each grain slot.
-    grain_proxy: Vec<u32>,
-    events: PairEvents,
-    walls: Vec<Wall>,
-    wall_proxy: Vec<u32>,
+    pub(crate) grain_proxy: Vec<u32>,
+    pub(crate) events: PairEvents,
+    pub(crate) walls: Vec<Wall>,
+    pub(crate) wall_proxy: Vec<u32>,
     /// Force on each wall and torque about its pose's origin in the last step.
-    wall_loads: Vec<Load>,
-    force_model: Option<Box<dyn ForceModel>>,
-    contacts: Vec<Contact>,
-    contact_forces: Vec<Option<ContactForce>>,
-    pool: rayon::ThreadPool,
-    /// Smallest grain mass, largest grain radius and smallest equivalent radius seen so
-    /// far: the basis of the critical time step.
-    extremes: Option<(f64, f64, f64)>,
+    pub(crate) wall_loads: Vec<Load>,
+    pub(crate) force_model: Option<Box<dyn ForceModel>>,
+    pub(crate) contacts: Vec<Contact>,
+    pub(crate) contact_forces: Vec<Option<ContactForce>>,
+    pub(crate) pool: rayon::ThreadPool,
+    /// Mass, bounding radius and equivalent radius of every distinct kind of grain (shape
+    /// and material) added so far: the basis of the critical time step.
+    pub(crate) extremes: Vec<(f64, f64, f64)>,
     /// Loads applied for the next step, by slot.
-    pending: Vec<Load>,
+    pub(crate) pending: Vec<Load>,
     /// Scratch: kinematics and total loads of the current step, by slot.
-    kinematics: Vec<Option<(Kinematics, Inertia)>>,
-    loads: Vec<Load>,
-    stats: StepStats,
+    pub(crate) kinematics: Vec<Option<(Kinematics, Inertia)>>,
+    pub(crate) loads: Vec<Load>,
+    pub(crate) stats: StepStats,
 }
 
 impl World {
@@ -288,7 +290,7 @@ impl World {
             contacts: Vec::new(),
             contact_forces: Vec::new(),
             pool,
-            extremes: None,
+            extremes: Vec::new(),
             pending: Vec::new(),
             kinematics: Vec::new(),
             loads: Vec::new(),
@@ -309,7 +311,7 @@ impl World {
     /// [`SimError::InvalidParameter`] unless `dt` is positive and finite.
     pub fn set_dt(&mut self, dt: f64) -> Result<(), SimError> {
         positive("dt", dt)?;
-        self.check_time_step(dt, self.force_model.as_deref(), self.extremes)?;
+        self.check_time_step(dt, self.force_model.as_deref(), &self.extremes)?;
         let ratio = dt / self.params.dt;
         for gear in self.ecs.query_mut::<&mut GearState>() {
             let mut scale = 1.0;
@@ -426,16 +428,16 @@ impl World {
             principal: shape.unit_inertia * material.density,
         };
         let equivalent_radius = (0.75 * shape.volume / std::f64::consts::PI).cbrt();
-        let extremes = Some(match self.extremes {
-            None => (inertia.mass, shape.radius, equivalent_radius),
-            Some((m, r, e)) => (
-                m.min(inertia.mass),
-                r.max(shape.radius),
-                e.min(equivalent_radius),
-            ),
+        let kind = (inertia.mass, shape.radius, equivalent_radius);
+        let known = self.extremes.iter().any(|k| {
+            k.0.to_bits() == kind.0.to_bits()
+                && k.1.to_bits() == kind.1.to_bits()
+                && k.2.to_bits() == kind.2.to_bits()
         });
-        self.check_time_step(self.params.dt, self.force_model.as_deref(), extremes)?;
-        self.extremes = extremes;
+        if !known {
+            self.check_time_step(self.params.dt, self.force_model.as_deref(), &[kind])?;
+            self.extremes.push(kind);
+        }
         let pose = Pose::new(
             desc.position,
             (desc.orientation.normalize() * shape.body_to_input).normalize(),
@@ -472,7 +474,8 @@ impl World {
         let _ = self.ecs.despawn(entity);
         let slot = id.0 as usize;
         self.slots[slot] = None;
-        self.boxes[self.grain_proxy[slot] as usize] = None;
+        // Its box stays until the next step's bounds stage drops it: `boxes` holds what the
+        // broad phase last saw, which a checkpoint needs to rebuild the broad phase.
         self.kinematics[slot] = None;
         self.pending[slot] = Load::default();
         Ok(())
@@ -506,7 +509,7 @@ impl World {
     /// [`SimError::TimeStepTooLarge`] if the time step exceeds the model's critical time
     /// step for the grains already in the world.
     pub fn set_force_model(&mut self, model: Box<dyn ForceModel>) -> Result<(), SimError> {
-        self.check_time_step(self.params.dt, Some(model.as_ref()), self.extremes)?;
+        self.check_time_step(self.params.dt, Some(model.as_ref()), &self.extremes)?;
         let len = model.history_len();
         for c in &mut self.contacts {
             c.history = vec![0.0; len].into_boxed_slice();
@@ -526,14 +529,14 @@ impl World {
     /// without a model or grains).
     #[must_use]
     pub fn critical_time_step(&self) -> f64 {
-        critical(self.force_model.as_deref(), self.extremes)
+        critical(self.force_model.as_deref(), &self.extremes)
     }
 
-    fn check_time_step(
+    pub(crate) fn check_time_step(
         &self,
         dt: f64,
         model: Option<&dyn ForceModel>,
-        extremes: Option<(f64, f64, f64)>,
+        extremes: &[(f64, f64, f64)],
     ) -> Result<(), SimError> {
         let limit = critical(model, extremes);
         if dt > limit {
@@ -776,6 +779,11 @@ impl World {
         let margin = self.params.margin;
         let bounding = self.params.bounding;
         let mut grain_region: Option<Aabb> = None;
+        for (slot, entity) in self.slots.iter().enumerate() {
+            if entity.is_none() {
+                self.boxes[self.grain_proxy[slot] as usize] = None;
+            }
+        }
         for (slot, pose, shape) in self.ecs.query_mut::<(&Slot, &Pose, &ShapeId)>() {
             let Ok(shape) = self.shapes.get(*shape) else {
                 continue;
@@ -1078,7 +1086,7 @@ impl World {
 }
 
 /// A body taking part in a contact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum BodyRef {
     /// A grain.
     Grain(GrainId),
@@ -1099,16 +1107,22 @@ pub struct ContactReport {
     pub point: DVec3,
 }
 
-/// The critical time step of `model` for grains with the given extremes (smallest mass,
-/// largest radius, smallest equivalent radius).
-fn critical(model: Option<&dyn ForceModel>, extremes: Option<(f64, f64, f64)>) -> f64 {
-    match (model, extremes) {
-        (Some(model), Some((mass, radius, length))) => {
-            // The largest contact area: the cross-section of the largest grain.
+/// The critical time step of `model` for grains of the given kinds (mass, bounding radius,
+/// equivalent radius): the smallest over the kinds. A contact's area is bounded by the
+/// cross-section of its smaller grain and its characteristic length is at least that
+/// grain's equivalent radius, so each kind is taken with its own largest area; combining
+/// the lightest grain with the largest area of another kind would penalise every mixture
+/// of sizes (an intruder among small beads) for contacts that cannot occur.
+fn critical(model: Option<&dyn ForceModel>, extremes: &[(f64, f64, f64)]) -> f64 {
+    let Some(model) = model else {
+        return f64::INFINITY;
+    };
+    extremes
+        .iter()
+        .map(|&(mass, radius, length)| {
             critical_time_step(model, mass, std::f64::consts::PI * radius * radius, length)
-        }
-        _ => f64::INFINITY,
-    }
+        })
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// The worker pool of the contact stage.

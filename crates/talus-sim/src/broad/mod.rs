@@ -25,7 +25,9 @@ pub use sorted::SortedDistance;
 use talus_geom::Aabb;
 
 /// Two proxies whose boxes overlap, the smaller index first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct ProxyPair {
     /// The smaller proxy index.
     pub a: u32,

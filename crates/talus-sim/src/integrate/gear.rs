@@ -34,7 +34,7 @@ pub const CORRECTOR: [f64; 6] = [
 
 /// Scaled derivatives 1 … 5 of a grain's position and orientation; the values themselves
 /// (derivative 0) are the grain's pose.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GearState {
     /// `dtⁿ/n! · dⁿx/dtⁿ` for n = 1 … 5.
     pub position: [DVec3; 5],

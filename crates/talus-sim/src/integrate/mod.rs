@@ -17,7 +17,7 @@ use talus_geom::Pose;
 use talus_geom::glam::DVec3;
 
 /// Which integrator a world uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum IntegratorKind {
     /// The 6-value Gear predictor–corrector (thesis §3.7), for positions and quaternions.
     #[default]
@@ -28,7 +28,7 @@ pub enum IntegratorKind {
 }
 
 /// Force and torque on a grain, world frame; the torque is about the centre of mass.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Load {
     /// Force.
     pub force: DVec3,
@@ -55,7 +55,7 @@ pub struct Kinematics {
 }
 
 /// Mass and principal moments of inertia of a grain (body frame diagonal).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Inertia {
     /// Mass.
     pub mass: f64,

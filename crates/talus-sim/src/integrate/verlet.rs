@@ -15,7 +15,7 @@ use super::quaternion::rotation_step;
 use super::{Inertia, Kinematics, Load};
 
 /// Velocity and angular momentum of a grain, and the load of its last step.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct VerletState {
     /// Velocity of the centre of mass (at the half step between `predict` and `correct`).
     pub velocity: DVec3,

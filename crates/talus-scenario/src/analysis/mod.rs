@@ -1,0 +1,32 @@
+//! Measurements taken from talus runs: pure functions over plain slices that turn
+//! recorded grain states and time series into the numbers the thesis' experiments
+//! (§1.2) ask for.
+//!
+//! | file | measures |
+//! |---|---|
+//! | [`fit`] | ordinary least-squares line fit ([`LineFit`]), shared by the slope-type measurements |
+//! | [`repose`] | §1.2.1: free-surface profile of a slumped pile and its angle of repose Θ_r |
+//! | [`vibration`] | §1.2.2: shaking strength Γ, solid fraction per layer, granular temperature, rise of a large grain (Brazil nut) |
+//! | [`flow`] | §1.2.3: steady hopper discharge rate, the Beverloo prediction, clog detection |
+//! | [`spectrum`] | §1.2.3, fig. 1.5: power spectrum of the wall force and its 1/f^α exponent |
+//!
+//! None of these functions panics: degenerate input (empty slices, a single point,
+//! NaN, an empty range) gives `None`, an empty result or a documented value.
+
+pub mod fit;
+pub mod flow;
+pub mod repose;
+pub mod spectrum;
+pub mod vibration;
+
+pub use fit::{LineFit, fit_line};
+pub use flow::{Orifice, beverloo_rate, clogged, steady_rate};
+pub use repose::{ReposeFit, angle_of_repose, surface_profile};
+pub use spectrum::{power_spectrum, spectral_exponent};
+pub use vibration::{gamma, granular_temperature, layer_packing, rise_in_diameters};
+
+/// Whether `x` is a finite number greater than zero; false for NaN. Used for the
+/// lengths, intervals and ranges every measurement must reject before dividing.
+pub(crate) fn finite_positive(x: f64) -> bool {
+    x.is_finite() && x > 0.0
+}

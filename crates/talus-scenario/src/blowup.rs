@@ -1,0 +1,253 @@
+//! Detecting a simulation that has blown up: a non-finite state, a grain faster than
+//! anything in the scenario can make it (an energy jump), or overlaps beyond a sane
+//! fraction of the grain size. The message names the grain, the time, the likely cause and
+//! the last good checkpoint.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use talus_geom::glam::DVec3;
+use talus_sim::wall::{Motion, WallGeometry};
+use talus_sim::{BodyRef, GrainId, StepStats};
+
+use crate::build::Experiment;
+use crate::run::{CHECKPOINT_FILE, RunState};
+use crate::schema::Placement;
+use crate::walls::v3;
+
+/// Largest overlap depth, relative to the smaller grain's diameter, of a sane contact.
+const MAX_OVERLAP_RATIO: f64 = 0.25;
+/// Steps between scans of every grain's state.
+const SCAN_EVERY: u64 = 20;
+/// Factor between the fastest plausible speed and the speed that counts as a blow-up.
+const SPEED_FACTOR: f64 = 10.0;
+
+/// Limits beyond which a run has blown up.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Largest plausible grain speed (m/s).
+    pub speed: f64,
+    /// Largest sane relative overlap depth.
+    pub overlap_ratio: f64,
+}
+
+impl Limits {
+    /// The limits of an experiment: ten times the speed of a free fall across the whole
+    /// scene plus the fastest wall and the fastest initial grain, plus the speed of
+    /// crossing the scene in a thousand steps.
+    #[must_use]
+    pub fn of(exp: &Experiment) -> Limits {
+        let mut lo = DVec3::splat(f64::INFINITY);
+        let mut hi = DVec3::splat(f64::NEG_INFINITY);
+        let mut include = |p: DVec3| {
+            lo = lo.min(p);
+            hi = hi.max(p);
+        };
+        let world = &exp.world;
+        for id in world.grains() {
+            if let Ok(g) = world.grain(id) {
+                include(g.pose.position);
+            }
+        }
+        for p in &exp.scenario.grains {
+            if let Placement::Pour { min, max, .. } | Placement::Lattice { min, max, .. } =
+                &p.placement
+            {
+                include(v3(*min));
+                include(v3(*max));
+            }
+        }
+        let mut wall_speed: f64 = 0.0;
+        for wall in world.walls() {
+            let reach = match &wall.geometry {
+                WallGeometry::Body(poly) => {
+                    let b = wall.aabb(&wall.start);
+                    include(b.min);
+                    include(b.max);
+                    poly.vertices()
+                        .iter()
+                        .map(|v| v.length())
+                        .fold(0.0, f64::max)
+                }
+                WallGeometry::HalfSpace { .. } => 0.0,
+            };
+            wall_speed = wall_speed.max(match wall.motion {
+                Motion::Fixed => 0.0,
+                Motion::Oscillate {
+                    amplitude,
+                    frequency,
+                    ..
+                } => amplitude * std::f64::consts::TAU * frequency,
+                Motion::Rotate {
+                    angular_velocity,
+                    center,
+                    ..
+                } => angular_velocity.abs() * (reach + center.length()),
+            });
+        }
+        let extent = if lo.cmple(hi).all() {
+            (hi - lo).length()
+        } else {
+            1.0
+        };
+        let initial = exp
+            .populations
+            .iter()
+            .map(|p| p.velocity.length())
+            .fold(0.0, f64::max);
+        let g = v3(exp.scenario.gravity).length();
+        let fall = (2.0 * g * extent).sqrt();
+        Limits {
+            speed: SPEED_FACTOR * (fall + wall_speed + initial)
+                + extent / (1000.0 * exp.scenario.time.dt),
+            overlap_ratio: MAX_OVERLAP_RATIO,
+        }
+    }
+}
+
+/// What went wrong.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// A grain's position or velocity is not finite.
+    NotFinite {
+        /// The grain.
+        grain: GrainId,
+    },
+    /// A grain moves faster than anything in the scenario can make it.
+    TooFast {
+        /// The grain.
+        grain: GrainId,
+        /// Its speed (m/s).
+        speed: f64,
+        /// The limit (m/s).
+        limit: f64,
+    },
+    /// Two bodies overlap by more than a sane fraction of the grain size.
+    Overlap {
+        /// Relative overlap depth.
+        ratio: f64,
+        /// The grain with the largest contact force, if any.
+        grain: Option<GrainId>,
+    },
+}
+
+/// The per-step check.
+#[derive(Debug, Clone, Copy)]
+pub struct BlowUpCheck {
+    limits: Limits,
+}
+
+impl BlowUpCheck {
+    /// A check with these limits.
+    #[must_use]
+    pub fn new(limits: &Limits) -> BlowUpCheck {
+        BlowUpCheck { limits: *limits }
+    }
+
+    /// Checks the world after step `step`: the overlap every step, every grain every few
+    /// steps.
+    #[must_use]
+    pub fn after_step(&self, exp: &Experiment, stats: &StepStats, step: u64) -> Option<Failure> {
+        let world = &exp.world;
+        if !stats.max_overlap_ratio.is_finite() || stats.max_overlap_ratio > self.limits.overlap_ratio
+        {
+            // The grain that feels the largest contact force is the likely culprit.
+            let mut worst: Option<(GrainId, f64)> = None;
+            for c in world.contacts() {
+                let f = c.force_on_b.length();
+                for body in [c.a, c.b] {
+                    if let BodyRef::Grain(id) = body
+                        && worst.is_none_or(|(_, w)| f > w || !f.is_finite())
+                    {
+                        worst = Some((id, f));
+                    }
+                }
+            }
+            return Some(Failure::Overlap {
+                ratio: stats.max_overlap_ratio,
+                grain: worst.map(|w| w.0),
+            });
+        }
+        if step % SCAN_EVERY != 0 {
+            return None;
+        }
+        for id in world.grains() {
+            let Ok(g) = world.grain(id) else { continue };
+            if !(g.pose.position.is_finite()
+                && g.velocity.is_finite()
+                && g.angular_velocity.is_finite())
+            {
+                return Some(Failure::NotFinite { grain: id });
+            }
+            let speed = g.velocity.length();
+            if speed > self.limits.speed {
+                return Some(Failure::TooFast {
+                    grain: id,
+                    speed,
+                    limit: self.limits.speed,
+                });
+            }
+        }
+        None
+    }
+}
+
+impl Failure {
+    /// The message for the user.
+    #[must_use]
+    pub fn message(&self, exp: &Experiment, state: &RunState, out: &Path) -> String {
+        let world = &exp.world;
+        let name = |id: GrainId| {
+            let p = state.grain_population.get(id.0 as usize).copied().unwrap_or(0) as usize;
+            let pop = exp.populations.get(p).map_or("?", |p| p.name.as_str());
+            let at = world
+                .grain(id)
+                .map(|g| {
+                    let x = g.pose.position;
+                    format!(" at ({:.4}, {:.4}, {:.4})", x.x, x.y, x.z)
+                })
+                .unwrap_or_default();
+            format!("grain {} of population '{pop}'{at}", id.0)
+        };
+        let what = match self {
+            Failure::NotFinite { grain } => {
+                format!("{} has a position or velocity that is not a number", name(*grain))
+            }
+            Failure::TooFast {
+                grain,
+                speed,
+                limit,
+            } => format!(
+                "{} moves at {speed:.3e} m/s, beyond the {limit:.3e} m/s anything in the scene can give it (an energy jump)",
+                name(*grain)
+            ),
+            Failure::Overlap { ratio, grain } => format!(
+                "two bodies overlap by {:.1} % of the grain size (sane contacts stay below {:.0} %){}",
+                100.0 * ratio,
+                100.0 * MAX_OVERLAP_RATIO,
+                grain.map_or(String::new(), |g| format!("; the largest contact force acts on {}", name(g)))
+            ),
+        };
+        let dt = exp.scenario.time.dt;
+        let ratio = dt / exp.critical_dt;
+        let cause = format!(
+            "Likely cause: the time step dt = {dt:.3e} s is too large for the contact stiffness \
+             (the critical time step is {:.3e} s, dt is {ratio:.2} of it; collisions faster than \
+             the scene's own speeds shorten it further), or the stiffness of force model '{}' is \
+             too high. Halve time.dt or lower the stiffness.",
+            exp.critical_dt, exp.scenario.force_model.name
+        );
+        let checkpoint = match state.last_checkpoint {
+            Some(t) => format!(
+                "The last good checkpoint is {} at t = {t:.6} s.",
+                out.join(CHECKPOINT_FILE).display()
+            ),
+            None => "No checkpoint was written before this.".to_string(),
+        };
+        format!(
+            "the simulation blew up at t = {:.6} s (step {}): {what}. {cause} {checkpoint}",
+            world.time(),
+            world.steps()
+        )
+    }
+}

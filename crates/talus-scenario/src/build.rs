@@ -1,0 +1,459 @@
+//! A scenario as an engine world: shapes of every population, materials, the force model,
+//! walls, and the grains placed at the start; pouring populations get their sites.
+//!
+//! The build is deterministic: the same scenario gives the same world, bit for bit. A
+//! resumed run rebuilds the world this way and then restores the dynamic state from its
+//! checkpoint.
+
+use std::path::{Path, PathBuf};
+
+use rand::Rng;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use talus_geom::glam::{DMat3, DQuat, DVec3};
+use talus_geom::generate::{ellipsoid_grain, rectangular_box};
+use talus_geom::{BoundingEllipsoid, Pose};
+use talus_sim::broad::BroadPhaseKind;
+use talus_sim::force::{Coefficients, ForceModelRegistry, critical_time_step};
+use talus_sim::integrate::IntegratorKind;
+use talus_sim::material::{Material, MaterialId};
+use talus_sim::shape::ShapeId;
+use talus_sim::wall::{WallGeometry, WallId};
+use talus_sim::{BoundingMethod, GrainDesc, GrainId, SimParams, World};
+
+use crate::error::ScenarioError;
+use crate::placement::{
+    PlacedGrain, first_overlapping_pair, grain_rng, jittered, lattice_sites, overlaps_wall,
+    penetrates, random_rotation,
+};
+use crate::schema::{Bounding, BroadPhase, Integrator, Orientation, Placement, Scenario};
+use crate::validate::validate;
+use crate::walls::{build_walls, v3};
+
+/// Default extra space between lattice sites, relative to the largest grain diameter.
+const DEFAULT_GAP: f64 = 0.05;
+/// Default jitter of lattice sites, relative to the free space.
+const DEFAULT_JITTER: f64 = 0.5;
+/// Default number of distinct shapes per population.
+const DEFAULT_DISTINCT_SHAPES: usize = 32;
+
+/// A population in the built world.
+#[derive(Debug, Clone)]
+pub struct Population {
+    /// Its name.
+    pub name: String,
+    /// Its shapes; grain `j` has shape `shapes[j % shapes.len()]`.
+    pub shapes: Vec<ShapeId>,
+    /// Its material.
+    pub material: MaterialId,
+    /// Its grains placed so far, in order.
+    pub grains: Vec<GrainId>,
+    /// Grains it has in all.
+    pub count: usize,
+    /// Initial velocity.
+    pub velocity: DVec3,
+    /// Largest bounding radius of its shapes.
+    pub radius: f64,
+    /// How it is poured, if it is.
+    pub pour: Option<Pour>,
+}
+
+/// A population that is poured during the run.
+#[derive(Debug, Clone)]
+pub struct Pour {
+    /// Lattice sites of the pouring region, in the order they are tried.
+    pub sites: Vec<DVec3>,
+    /// Grains per second.
+    pub rate: f64,
+    /// Time of the first grain.
+    pub start: f64,
+    /// Free space around a grain at a site along x, y, z, for jitter.
+    pub slack: DVec3,
+}
+
+/// A scenario wall in the built world: the engine walls it is made of.
+#[derive(Debug, Clone)]
+pub struct WallGroup {
+    /// The scenario's name.
+    pub name: String,
+    /// Its parts.
+    pub parts: Vec<WallId>,
+}
+
+/// A scenario built into a world.
+pub struct Experiment {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The file it came from (for messages).
+    pub path: PathBuf,
+    /// The world.
+    pub world: World,
+    /// Populations, in scenario order.
+    pub populations: Vec<Population>,
+    /// Walls, in scenario order.
+    pub walls: Vec<WallGroup>,
+    /// The critical time step over all populations' shapes and materials.
+    pub critical_dt: f64,
+}
+
+impl Experiment {
+    /// Total number of grains the scenario has once every pour is done.
+    #[must_use]
+    pub fn total_grains(&self) -> usize {
+        self.populations.iter().map(|p| p.count).sum()
+    }
+}
+
+/// Builds `scenario` (read from `path`) with the force models of `registry`, using
+/// `threads` worker threads (0: all cores).
+///
+/// With `place_grains` false, no grain is added (a resumed run restores them from its
+/// checkpoint instead); shapes, materials, walls and pouring sites are built as always.
+///
+/// # Errors
+/// Every validation failure ([`ScenarioError::Invalid`], the first one if several), an
+/// unknown force model or coefficient, a time step above the critical one, a region too
+/// small for its grains, and grains that start inside a wall or another grain.
+pub fn build(
+    scenario: &Scenario,
+    path: &Path,
+    registry: &ForceModelRegistry,
+    threads: usize,
+    place_grains: bool,
+) -> Result<Experiment, ScenarioError> {
+    if let Some(first) = validate(scenario, path).into_iter().next() {
+        return Err(first);
+    }
+    let invalid = |field: &str, problem: String, allowed: &str| ScenarioError::Invalid {
+        path: path.to_path_buf(),
+        field: field.to_string(),
+        problem,
+        allowed: allowed.to_string(),
+    };
+    let engine = |context: &str, message: String| ScenarioError::Engine {
+        path: path.to_path_buf(),
+        context: context.to_string(),
+        message,
+    };
+    let s = scenario;
+    let params = SimParams {
+        dt: s.time.dt,
+        gravity: v3(s.gravity),
+        integrator: match s.integrator {
+            Integrator::Gear => IntegratorKind::Gear,
+            Integrator::Verlet => IntegratorKind::Verlet,
+        },
+        bounding: match s.bounding {
+            Bounding::MinMax => BoundingMethod::MinMax,
+            Bounding::Ellipsoid => BoundingMethod::Ellipsoid,
+        },
+        margin: s.margin,
+        broad_phase: match s.broad_phase {
+            BroadPhase::SweepAndPrune => BroadPhaseKind::SweepAndPrune,
+            BroadPhase::Grid => BroadPhaseKind::UniformGrid { cell_size: None },
+            BroadPhase::BruteForce => BroadPhaseKind::BruteForce,
+        },
+        threads,
+    };
+    let mut world = World::new(params).map_err(|e| engine("simulation parameters", e.to_string()))?;
+
+    let model = registry
+        .build(
+            &s.force_model.name,
+            &Coefficients(s.force_model.coefficients.clone()),
+        )
+        .map_err(|e| engine("force_model", e.to_string()))?;
+
+    for (i, m) in s.materials.iter().enumerate() {
+        let material = Material::new(&m.name, m.density)
+            .map_err(|e| engine(&format!("materials[{i}]"), e.to_string()))?;
+        world
+            .add_material(material)
+            .map_err(|e| engine(&format!("materials[{i}]"), e.to_string()))?;
+    }
+
+    // Shapes of every population, and the extremes the critical time step rests on.
+    let mut populations = Vec::with_capacity(s.grains.len());
+    // Mass, bounding radius and equivalent radius of every kind of grain, the basis of the
+    // critical time step (as the engine computes it).
+    let mut kinds: Vec<(f64, f64, f64)> = Vec::new();
+    for (p, spec) in s.grains.iter().enumerate() {
+        let field = format!("grains[{p}]");
+        let distinct = spec
+            .distinct_shapes
+            .unwrap_or(spec.count.min(DEFAULT_DISTINCT_SHAPES));
+        let material_index = s
+            .materials
+            .iter()
+            .position(|m| m.name == spec.material)
+            .unwrap_or(0);
+        let density = s.materials[material_index].density;
+        let mut rng = ChaCha8Rng::seed_from_u64(s.seed);
+        rng.set_stream(p as u64);
+        let semi = v3(spec.semi_axes);
+        let mut shapes = Vec::with_capacity(distinct);
+        let mut radius: f64 = 0.0;
+        for k in 0..distinct {
+            let scale = 1.0 + spec.size_spread * (2.0 * rng.random::<f64>() - 1.0);
+            let poly = ellipsoid_grain(spec.vertices, semi * scale, &mut rng)
+                .map_err(|e| engine(&field, e.to_string()))?;
+            let ellipsoid = BoundingEllipsoid::enclosing(&poly, DVec3::ZERO, DMat3::IDENTITY, semi * scale)
+                .map_err(|e| engine(&field, e.to_string()))?;
+            let id = world
+                .add_shape(&format!("{}/{k}", spec.name), &poly, Some(ellipsoid))
+                .map_err(|e| engine(&field, e.to_string()))?;
+            let shape = world
+                .shapes()
+                .get(id)
+                .map_err(|e| engine(&field, e.to_string()))?;
+            radius = radius.max(shape.radius);
+            kinds.push((
+                density * shape.volume,
+                shape.radius,
+                (0.75 * shape.volume / std::f64::consts::PI).cbrt(),
+            ));
+            shapes.push(id);
+        }
+        populations.push(Population {
+            name: spec.name.clone(),
+            shapes,
+            material: MaterialId(material_index as u16),
+            grains: Vec::new(),
+            count: spec.count,
+            velocity: spec.velocity.map_or(DVec3::ZERO, v3),
+            radius,
+            pour: None,
+        });
+    }
+    let critical_dt = kinds
+        .iter()
+        .map(|&(mass, radius, length)| {
+            critical_time_step(
+                model.as_ref(),
+                mass,
+                std::f64::consts::PI * radius * radius,
+                length,
+            )
+        })
+        .fold(f64::INFINITY, f64::min);
+    if s.time.dt > critical_dt {
+        return Err(invalid(
+            "time.dt",
+            format!(
+                "{} s is above the critical time step {critical_dt:.3e} s of force model '{}' for these grains",
+                s.time.dt, s.force_model.name
+            ),
+            &format!("dt ≤ {critical_dt:.3e} s (or a softer stiffness)"),
+        ));
+    }
+    world
+        .set_force_model(model)
+        .map_err(|e| engine("force_model", e.to_string()))?;
+
+    let mut walls = Vec::with_capacity(s.walls.len());
+    for (i, spec) in s.walls.iter().enumerate() {
+        let parts = build_walls(spec).map_err(|m| engine(&format!("walls[{i}]"), m))?;
+        let ids = parts.into_iter().map(|w| world.add_wall(w)).collect();
+        walls.push(WallGroup {
+            name: spec.name.clone(),
+            parts: ids,
+        });
+    }
+
+    // Placement: lattice and explicit points now, pouring sites for later.
+    let mut placed: Vec<(usize, usize, GrainDesc)> = Vec::new();
+    for (p, spec) in s.grains.iter().enumerate() {
+        let pop = &mut populations[p];
+        let field = format!("grains[{p}].placement");
+        match &spec.placement {
+            Placement::Lattice {
+                min,
+                max,
+                gap,
+                jitter,
+                orientation,
+            } => {
+                let grow = 1.0 + gap.unwrap_or(DEFAULT_GAP);
+                // Turned at random, a grain needs its bounding sphere; aligned, the box of
+                // its largest generating ellipsoid (every vertex lies on that ellipsoid).
+                let (extent, aligned) = match orientation {
+                    Orientation::Random => (DVec3::splat(2.0 * pop.radius), false),
+                    Orientation::Aligned => {
+                        (2.0 * v3(spec.semi_axes) * (1.0 + spec.size_spread), true)
+                    }
+                };
+                let spacing = extent * grow;
+                let sites = lattice_sites(v3(*min), v3(*max), spacing);
+                if sites.len() < spec.count {
+                    return Err(invalid(
+                        &field,
+                        format!(
+                            "the region holds {} grains at a spacing of ({:.4}, {:.4}, {:.4}) m, not {}",
+                            sites.len(),
+                            spacing.x,
+                            spacing.y,
+                            spacing.z,
+                            spec.count
+                        ),
+                        "a region large enough for count grains (or a smaller count or gap)",
+                    ));
+                }
+                let slack = 0.5 * (spacing - extent);
+                for (j, site) in sites.iter().take(spec.count).enumerate() {
+                    let mut rng = grain_rng(s.seed, p, j);
+                    let turned = random_rotation(&mut rng);
+                    let orientation = if aligned { DQuat::IDENTITY } else { turned };
+                    let position =
+                        jittered(*site, slack, jitter.unwrap_or(DEFAULT_JITTER), &mut rng);
+                    placed.push((p, j, grain_desc(pop, j, position, orientation)));
+                }
+            }
+            Placement::Points(points) => {
+                for (j, q) in points.iter().enumerate() {
+                    let mut rng = grain_rng(s.seed, p, j);
+                    let orientation = random_rotation(&mut rng);
+                    placed.push((p, j, grain_desc(pop, j, v3(*q), orientation)));
+                }
+            }
+            Placement::Pour {
+                min,
+                max,
+                rate,
+                start,
+            } => {
+                let spacing = 2.0 * pop.radius * (1.0 + DEFAULT_GAP);
+                let sites = lattice_sites(v3(*min), v3(*max), DVec3::splat(spacing));
+                if sites.is_empty() {
+                    return Err(invalid(
+                        &field,
+                        format!("the region holds no grain at a spacing of {spacing:.4} m"),
+                        "a region at least one grain diameter wide in x, y and z",
+                    ));
+                }
+                // The region must be clear of walls, or poured grains would start inside
+                // them.
+                let region = rectangular_box(v3(*max) - v3(*min))
+                    .map_err(|e| engine(&field, e.to_string()))?;
+                let region_pose = Pose::from_translation(0.5 * (v3(*min) + v3(*max)));
+                for (w, group) in walls.iter().enumerate() {
+                    for id in &group.parts {
+                        let wall = &world.walls()[id.0 as usize];
+                        let hit = match &wall.geometry {
+                            WallGeometry::Body(poly) => {
+                                wall.is_present(*start)
+                                    && penetrates(
+                                        &region,
+                                        &region_pose,
+                                        poly,
+                                        &wall.state(*start).pose,
+                                    )
+                            }
+                            WallGeometry::HalfSpace { .. } => overlaps_wall(
+                                &PlacedGrain {
+                                    shape: &region,
+                                    pose: region_pose,
+                                    radius: 0.5 * (v3(*max) - v3(*min)).length(),
+                                },
+                                wall,
+                            ),
+                        };
+                        if hit {
+                            return Err(invalid(
+                                &field,
+                                format!(
+                                    "the pouring region meets wall '{}' (walls[{w}])",
+                                    wall.name
+                                ),
+                                "a pouring region clear of every wall",
+                            ));
+                        }
+                    }
+                }
+                pop.pour = Some(Pour {
+                    sites,
+                    rate: *rate,
+                    start: *start,
+                    slack: DVec3::splat(0.5 * (spacing - 2.0 * pop.radius)),
+                });
+            }
+        }
+    }
+
+    // No grain may start inside a wall or another grain.
+    {
+        let shapes = world.shapes();
+        let views: Vec<PlacedGrain> = placed
+            .iter()
+            .map(|(_, _, d)| {
+                let shape = &shapes.shapes()[d.shape.0 as usize];
+                PlacedGrain {
+                    shape: &shape.body,
+                    pose: Pose::new(d.position, (d.orientation * shape.body_to_input).normalize()),
+                    radius: shape.radius,
+                }
+            })
+            .collect();
+        for (k, view) in views.iter().enumerate() {
+            for wall in world.walls() {
+                if overlaps_wall(view, wall) {
+                    let (p, j, d) = &placed[k];
+                    return Err(invalid(
+                        &format!("grains[{p}].placement"),
+                        format!(
+                            "grain {j} at ({:.4}, {:.4}, {:.4}) starts inside wall '{}'",
+                            d.position.x, d.position.y, d.position.z, wall.name
+                        ),
+                        "grains placed clear of every wall",
+                    ));
+                }
+            }
+        }
+        if let Some((a, b)) = first_overlapping_pair(&views) {
+            let (pa, ja, da) = &placed[a];
+            let (pb, jb, _) = &placed[b];
+            return Err(invalid(
+                &format!("grains[{pa}].placement"),
+                format!(
+                    "grain {ja} at ({:.4}, {:.4}, {:.4}) overlaps grain {jb} of grains[{pb}]",
+                    da.position.x, da.position.y, da.position.z
+                ),
+                "grains that do not overlap at the start",
+            ));
+        }
+    }
+    if place_grains {
+        for (p, j, desc) in placed {
+            let id = world
+                .add_grain(desc)
+                .map_err(|e| engine(&format!("grains[{p}] grain {j}"), e.to_string()))?;
+            populations[p].grains.push(id);
+        }
+    }
+
+    Ok(Experiment {
+        scenario: scenario.clone(),
+        path: path.to_path_buf(),
+        world,
+        populations,
+        walls,
+        critical_dt,
+    })
+}
+
+/// The description of grain `j` of a population.
+#[must_use]
+pub fn grain_desc(
+    pop: &Population,
+    j: usize,
+    position: DVec3,
+    orientation: DQuat,
+) -> GrainDesc {
+    GrainDesc {
+        shape: pop.shapes[j % pop.shapes.len()],
+        material: pop.material,
+        position,
+        orientation,
+        velocity: pop.velocity,
+        angular_velocity: DVec3::ZERO,
+    }
+}

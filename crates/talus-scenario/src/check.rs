@@ -1,0 +1,144 @@
+//! `talus check`: validate a scenario without running it and report what the run would be —
+//! grain count, critical time step, memory — with warnings about choices that are legal but
+//! probably not meant.
+
+use std::path::Path;
+
+use serde::Serialize;
+use talus_sim::force::ForceModelRegistry;
+
+use crate::build::build;
+use crate::error::ScenarioError;
+use crate::schema::{Scenario, WallShape};
+use crate::validate::{largest_grain_diameter, validate};
+
+/// Bytes a grain's shape takes per vertex (vertices, half-edges, faces and their
+/// precomputed planes), measured on generated grains; an estimate.
+const SHAPE_BYTES_PER_VERTEX: usize = 700;
+/// Contacts per grain in a dense packing and bytes per contact (pair, feature cache and
+/// history); an estimate.
+const CONTACTS_PER_GRAIN: usize = 7;
+/// See [`CONTACTS_PER_GRAIN`].
+const BYTES_PER_CONTACT: usize = 160;
+/// Orifice widths below this many grain diameters tend to clog (Beverloo's law holds for
+/// wider ones).
+const CLOGGING_ORIFICE: f64 = 5.0;
+
+/// What `talus check` reports.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckReport {
+    /// Scenario name.
+    pub scenario: String,
+    /// Grains in all, once every pour is done.
+    pub grains: usize,
+    /// Of those, grains placed at the start.
+    pub placed: usize,
+    /// Engine walls (a box or hopper counts its plates).
+    pub walls: usize,
+    /// Time step (s).
+    pub dt: f64,
+    /// Critical time step of the force model for the lightest grain (s).
+    pub critical_dt: f64,
+    /// Steps to the end time.
+    pub steps: u64,
+    /// Grain-steps in all (a measure of the run's cost).
+    pub grain_steps: f64,
+    /// Estimated memory of the world (bytes).
+    pub memory_bytes: usize,
+    /// Legal choices that are probably not meant.
+    pub warnings: Vec<String>,
+}
+
+/// Checks `scenario` (read from `path`): every validation failure, then the build (force
+/// model, critical time step, placement).
+///
+/// # Errors
+/// Every problem found; the build is only tried when validation passes.
+pub fn check(
+    scenario: &Scenario,
+    path: &Path,
+    registry: &ForceModelRegistry,
+) -> Result<CheckReport, Vec<ScenarioError>> {
+    let errors = validate(scenario, path);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let exp = build(scenario, path, registry, 1, true).map_err(|e| vec![e])?;
+    let s = scenario;
+    let world = &exp.world;
+    let grains = exp.total_grains();
+    let steps = (s.time.end / s.time.dt).round() as u64;
+    let shape_bytes: usize = world
+        .shapes()
+        .shapes()
+        .iter()
+        .map(|shape| shape.body.vertices().len() * SHAPE_BYTES_PER_VERTEX)
+        .sum();
+    let memory_bytes = grains * (world.bytes_per_grain() + CONTACTS_PER_GRAIN * BYTES_PER_CONTACT)
+        + shape_bytes;
+
+    let mut warnings = Vec::new();
+    let ratio = s.time.dt / exp.critical_dt;
+    if ratio < 0.02 {
+        warnings.push(format!(
+            "time.dt is only {ratio:.3} of the critical time step {:.3e} s: the run could take {:.0}× fewer steps",
+            exp.critical_dt,
+            0.2 / ratio
+        ));
+    }
+    for (name, interval) in [
+        ("time.output_interval", Some(s.time.output_interval)),
+        ("time.checkpoint_interval", s.time.checkpoint_interval),
+        ("outputs.frame_interval", s.outputs.frame_interval),
+    ] {
+        if let Some(t) = interval {
+            let steps = t / s.time.dt;
+            if (steps - steps.round()).abs() > 1e-6 * steps {
+                warnings.push(format!(
+                    "{name} = {t} s is not a whole number of steps; it is rounded to {} steps",
+                    steps.round()
+                ));
+            }
+            if t > s.time.end {
+                warnings.push(format!("{name} = {t} s is longer than the run ({} s)", s.time.end));
+            }
+        }
+    }
+    let d = largest_grain_diameter(s);
+    for w in &s.walls {
+        if let WallShape::Hopper { orifice, .. } = &w.shape
+            && *orifice < CLOGGING_ORIFICE * d
+        {
+            warnings.push(format!(
+                "wall '{}': the orifice is {:.1} grain diameters wide; below about {CLOGGING_ORIFICE} the flow tends to clog",
+                w.name,
+                orifice / d
+            ));
+        }
+    }
+    if s.time.checkpoint_interval.is_none() && steps as f64 * grains as f64 > 1e8 {
+        warnings.push(
+            "a long run without time.checkpoint_interval: if it is stopped, it starts over".into(),
+        );
+    }
+    if s.grains.iter().any(|p| p.vertices > 200) {
+        warnings.push(
+            "grains with more than 200 vertices: the narrow phase is fast at any count, but bounding boxes by min-max grow with it (bounding: Ellipsoid is O(1))".into(),
+        );
+    }
+    if s.outputs.frame_interval.is_some_and(|f| f < s.time.end / 2000.0) {
+        warnings.push("more than 2000 frames will be written".into());
+    }
+    Ok(CheckReport {
+        scenario: s.name.clone(),
+        grains,
+        placed: world.grain_count(),
+        walls: world.walls().len(),
+        dt: s.time.dt,
+        critical_dt: exp.critical_dt,
+        steps,
+        grain_steps: steps as f64 * grains as f64,
+        memory_bytes,
+        warnings,
+    })
+}

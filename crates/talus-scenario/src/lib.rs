@@ -1,0 +1,32 @@
+//! Experiments for the talus DEM engine: a scenario file in RON describes a whole
+//! experiment (the thesis' parameter file, app. D); this crate reads and checks it, builds
+//! the world, runs it with measurements and outputs, and writes and resumes checkpoints.
+//!
+//! * [`schema`]: the file's format; [`load`]: reading it and `--set` overrides;
+//!   [`validate`]: range and reference checks; [`check`]: the report of `talus check`;
+//! * [`build`]: the world a scenario describes, with [`walls`] and [`placement`];
+//! * [`run`]: the run loop, with [`probe`] (measurements), [`analysis`] (their math),
+//!   [`frames`], [`summary`], [`checkpoint`] and [`blowup`] detection;
+//! * [`output`]: file writers (atomic writes, CSV, VTK, PVD, PNG plots).
+
+pub mod analysis;
+pub mod blowup;
+pub mod build;
+pub mod check;
+pub mod checkpoint;
+pub mod error;
+pub mod frames;
+pub mod load;
+pub mod output;
+pub mod placement;
+pub mod probe;
+pub mod run;
+pub mod schema;
+pub mod summary;
+pub mod validate;
+pub mod walls;
+
+pub use build::{Experiment, build};
+pub use error::ScenarioError;
+pub use run::{Progress, Runner};
+pub use schema::Scenario;

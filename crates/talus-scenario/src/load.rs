@@ -1,0 +1,263 @@
+//! Reading a scenario: RON text to [`Scenario`], with positions in syntax errors, and
+//! `--set key=value` overrides applied to the parsed scenario.
+
+use std::path::Path;
+
+use ron::extensions::Extensions;
+use serde_json::Value;
+
+use crate::error::ScenarioError;
+use crate::schema::Scenario;
+
+/// Parses the RON text of a scenario. `path` is only used in messages.
+///
+/// `Some(…)` may be left out around optional values (RON's `implicit_some`).
+///
+/// # Errors
+/// [`ScenarioError::Syntax`] with the line and column of the first problem: bad syntax, a
+/// wrong type, a missing or an unknown field.
+pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
+    ron::Options::default()
+        .with_default_extension(Extensions::IMPLICIT_SOME)
+        .from_str(text)
+        .map_err(|e| ScenarioError::Syntax {
+            path: path.to_path_buf(),
+            line: e.span.start.line,
+            column: e.span.start.col,
+            message: e.code.to_string(),
+        })
+}
+
+/// Reads and parses a scenario file.
+///
+/// # Errors
+/// [`ScenarioError::Io`] if it cannot be read, else as [`parse`].
+pub fn read(path: &Path) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text, path)
+}
+
+/// The scenario as RON text (used in checkpoints, so a resumed run has exactly the
+/// scenario it started with, overrides included).
+///
+/// # Errors
+/// [`ScenarioError::Override`] is never returned; serialisation of a valid scenario does
+/// not fail, but a failure is reported as [`ScenarioError::Checkpoint`].
+pub fn to_ron(scenario: &Scenario) -> Result<String, ScenarioError> {
+    ron::ser::to_string_pretty(scenario, ron::ser::PrettyConfig::default()).map_err(|e| {
+        ScenarioError::Checkpoint {
+            path: Path::new("<scenario>").to_path_buf(),
+            problem: format!("the scenario cannot be written as RON: {e}"),
+        }
+    })
+}
+
+/// Applies overrides `key=value` in order. Keys are field paths: `time.end`,
+/// `grains[0].count` (or `grains.0.count`), `force_model.coefficients.friction`; the name
+/// of an enum variant on the way may be left out (`grains[0].placement.rate`). Values are
+/// numbers, vectors `(x, y, z)`, names (`Verlet`), quoted strings, `true`/`false` or `None`.
+///
+/// # Errors
+/// [`ScenarioError::Override`] naming the assignment: no `=`, an unknown path, a value that
+/// does not parse or does not fit the field.
+pub fn apply_overrides(
+    scenario: &Scenario,
+    assignments: &[String],
+) -> Result<Scenario, ScenarioError> {
+    if assignments.is_empty() {
+        return Ok(scenario.clone());
+    }
+    let fail = |assignment: &str, problem: String| ScenarioError::Override {
+        assignment: assignment.to_string(),
+        problem,
+    };
+    let mut tree = serde_json::to_value(scenario)
+        .map_err(|e| fail("", format!("the scenario cannot be edited: {e}")))?;
+    for assignment in assignments {
+        let (key, value) = assignment
+            .split_once('=')
+            .ok_or_else(|| fail(assignment, "expected key=value".into()))?;
+        let value = parse_value(value.trim()).map_err(|p| fail(assignment, p))?;
+        let path = split_path(key.trim()).map_err(|p| fail(assignment, p))?;
+        let slot = locate(&mut tree, &path).map_err(|p| fail(assignment, p))?;
+        *slot = value;
+    }
+    serde_json::from_value(tree).map_err(|e| ScenarioError::Override {
+        assignment: assignments.join(" "),
+        problem: format!("the result is not a valid scenario: {e}"),
+    })
+}
+
+/// One step of a field path.
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    Field(String),
+    Index(usize),
+}
+
+fn split_path(key: &str) -> Result<Vec<Step>, String> {
+    if key.is_empty() {
+        return Err("empty key".into());
+    }
+    let mut steps = Vec::new();
+    for part in key.split('.') {
+        let (name, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if !name.is_empty() {
+            steps.push(match name.parse::<usize>() {
+                Ok(i) => Step::Index(i),
+                Err(_) => Step::Field(name.to_string()),
+            });
+        }
+        while let Some(stripped) = rest.strip_prefix('[') {
+            let close = stripped
+                .find(']')
+                .ok_or_else(|| format!("unclosed '[' in '{key}'"))?;
+            let index = stripped[..close]
+                .parse::<usize>()
+                .map_err(|_| format!("'{}' is not an index in '{key}'", &stripped[..close]))?;
+            steps.push(Step::Index(index));
+            rest = &stripped[close + 1..];
+        }
+        if !rest.is_empty() {
+            return Err(format!("unexpected '{rest}' in '{key}'"));
+        }
+        if name.is_empty() && steps.is_empty() {
+            return Err(format!("empty field name in '{key}'"));
+        }
+    }
+    Ok(steps)
+}
+
+fn locate<'a>(tree: &'a mut Value, path: &[Step]) -> Result<&'a mut Value, String> {
+    let mut node = tree;
+    let mut walked = String::new();
+    for step in path {
+        // An enum variant is an object with one key, the variant's name: its fields are
+        // reached through it without naming it.
+        if let (Step::Field(name), Value::Object(map)) = (step, &*node)
+            && !map.contains_key(name)
+            && map.len() == 1
+            && map.values().next().is_some_and(Value::is_object)
+        {
+            let variant = map.keys().next().cloned().unwrap_or_default();
+            node = node
+                .get_mut(&variant)
+                .ok_or_else(|| format!("no field '{variant}' at '{walked}'"))?;
+        }
+        node = match step {
+            Step::Field(name) => match node {
+                Value::Object(map) => {
+                    let known = map.keys().cloned().collect::<Vec<_>>().join(", ");
+                    map.get_mut(name).ok_or_else(|| {
+                        format!("no field '{name}' at '{walked}'; fields here: {known}")
+                    })?
+                }
+                _ => return Err(format!("'{walked}' has no fields")),
+            },
+            Step::Index(i) => match node {
+                Value::Array(items) => {
+                    let n = items.len();
+                    items
+                        .get_mut(*i)
+                        .ok_or_else(|| format!("'{walked}' has {n} entries, no [{i}]"))?
+                }
+                _ => return Err(format!("'{walked}' is not a list")),
+            },
+        };
+        match step {
+            Step::Field(name) if walked.is_empty() => walked.push_str(name),
+            Step::Field(name) => {
+                walked.push('.');
+                walked.push_str(name);
+            }
+            Step::Index(i) => walked.push_str(&format!("[{i}]")),
+        }
+    }
+    Ok(node)
+}
+
+fn parse_value(text: &str) -> Result<Value, String> {
+    if text.is_empty() {
+        return Err("empty value".into());
+    }
+    if let Some(inner) = text
+        .strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .or_else(|| text.strip_prefix('[').and_then(|t| t.strip_suffix(']')))
+    {
+        return inner
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(parse_value)
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array);
+    }
+    if let Some(inner) = text.strip_prefix("Some(").and_then(|t| t.strip_suffix(')')) {
+        return parse_value(inner.trim());
+    }
+    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        return Ok(Value::String(inner.to_string()));
+    }
+    match text {
+        "true" => return Ok(Value::Bool(true)),
+        "false" => return Ok(Value::Bool(false)),
+        "None" => return Ok(Value::Null),
+        _ => {}
+    }
+    if let Ok(i) = text.parse::<u64>() {
+        return Ok(Value::from(i));
+    }
+    if let Ok(x) = text.parse::<f64>() {
+        return serde_json::Number::from_f64(x)
+            .map(Value::Number)
+            .ok_or_else(|| format!("'{text}' is not a finite number"));
+    }
+    if text.chars().next().is_some_and(char::is_alphabetic)
+        && text.chars().all(|c| c.is_alphanumeric() || c == '_')
+    {
+        return Ok(Value::String(text.to_string()));
+    }
+    Err(format!(
+        "'{text}' is not a value; use a number, (x, y, z), a name, \"text\", true, false or None"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_split_into_fields_and_indices() {
+        assert_eq!(
+            split_path("grains[0].count").unwrap(),
+            vec![
+                Step::Field("grains".into()),
+                Step::Index(0),
+                Step::Field("count".into())
+            ]
+        );
+        assert_eq!(split_path("grains.0.count"), split_path("grains[0].count"));
+        assert!(split_path("grains[x].count").is_err());
+        assert!(split_path("").is_err());
+    }
+
+    #[test]
+    fn values_keep_full_precision() {
+        assert_eq!(parse_value("1e-4").unwrap().as_f64(), Some(1e-4));
+        assert_eq!(parse_value("0.1").unwrap().as_f64(), Some(0.1));
+        assert_eq!(
+            parse_value("(1, 2.5, -3)").unwrap(),
+            serde_json::json!([1, 2.5, -3.0])
+        );
+        assert_eq!(parse_value("Verlet").unwrap(), serde_json::json!("Verlet"));
+        assert!(parse_value("NaN").is_err());
+        assert!(parse_value("1..2").is_err());
+    }
+}

@@ -1,0 +1,20 @@
+//! Output of a run: time series as CSV, grain and wall snapshots for ParaView (`.vtu` files
+//! gathered by a `.pvd` collection) and PNG plots.
+//!
+//! Every file is written atomically ([`write_atomic`]): a file watched while the run goes on,
+//! or left by a run killed half-way, is always complete.
+//!
+//! `DejaVuSans.ttf`, embedded for the plot text, is DejaVu Sans 2.37 under the Bitstream Vera
+//! Fonts licence (DejaVu changes in the public domain): free to use, embed and redistribute.
+
+pub mod atomic;
+pub mod csv;
+pub mod plot;
+pub mod pvd;
+pub mod vtk;
+
+pub use atomic::{write_atomic, write_atomic_with};
+pub use csv::{Column, RowLengthError, TimeSeries};
+pub use plot::{Plot, PlotError, Series, SeriesStyle, render_png};
+pub use pvd::{PvdEntry, write_pvd};
+pub use vtk::{GrainFrame, WallFrame, write_grains_vtu, write_walls_vtu};

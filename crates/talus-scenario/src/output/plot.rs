@@ -1,0 +1,435 @@
+//! Line and point plots as PNG images, for run reports.
+//!
+//! Rendering uses plotters' bitmap backend into an in-memory RGB buffer; the PNG is encoded
+//! with the `png` crate and written atomically. Text is drawn with DejaVu Sans embedded in the
+//! binary (registered with plotters as `sans-serif`), so plots look the same everywhere and no
+//! system font lookup (fontconfig) happens at run time.
+
+use std::ops::Range;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use plotters::backend::{BitMapBackend, RGBPixel};
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+use plotters::style::{FontStyle, register_font};
+
+use crate::output::atomic::write_atomic;
+
+/// Width of the image in pixels.
+pub const WIDTH: u32 = 800;
+/// Height of the image in pixels.
+pub const HEIGHT: u32 = 600;
+
+/// DejaVu Sans 2.37 (Bitstream Vera licence with DejaVu changes in the public domain).
+static FONT: &[u8] = include_bytes!("DejaVuSans.ttf");
+
+/// The font family name plotters uses by default, so every text element finds our font.
+const FONT_FAMILY: &str = "sans-serif";
+
+/// Colours of the series in order (Tableau 10): distinct, and still told apart with the
+/// common forms of colour blindness for the first few. They repeat after ten series.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// How the points of a series are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeriesStyle {
+    /// A solid line through the points in order.
+    Line,
+    /// A marker at each point, not joined.
+    Points,
+    /// A dashed line through the points in order (for references such as analytic curves).
+    Dashed,
+}
+
+/// One curve of a [`Plot`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// Legend text.
+    pub label: String,
+    /// The data as `(x, y)`; non-finite points (and non-positive `y` on a log axis) are left
+    /// out, and lines break there.
+    pub points: Vec<(f64, f64)>,
+    /// Line, markers or dashes.
+    pub style: SeriesStyle,
+}
+
+/// A 2-D plot: title, axis labels and curves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plot {
+    /// Caption above the plot.
+    pub title: String,
+    /// Label of the horizontal axis, e.g. `time [s]`.
+    pub x_label: String,
+    /// Label of the vertical axis.
+    pub y_label: String,
+    /// Logarithmic vertical axis.
+    pub log_y: bool,
+    /// The curves, drawn in order (later ones on top).
+    pub series: Vec<Series>,
+}
+
+/// Why a plot could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    /// Writing the PNG file failed.
+    #[error("cannot write plot: {0}")]
+    Io(#[from] std::io::Error),
+    /// Plotters failed while drawing.
+    #[error("cannot draw plot: {0}")]
+    Drawing(String),
+    /// The image could not be encoded as PNG.
+    #[error("cannot encode plot as PNG: {0}")]
+    Encoding(#[from] png::EncodingError),
+    /// The embedded font could not be parsed (a corrupted build).
+    #[error("the embedded plot font is invalid")]
+    Font,
+}
+
+/// Renders `plot` as an 800 × 600 PNG at `path`, atomically.
+///
+/// Axis ranges cover the finite data with a small margin; a plot without any drawable point
+/// still gets axes (range 0–1, or 1–10 on a log axis).
+///
+/// # Errors
+/// [`PlotError`] when drawing, encoding or writing fails.
+pub fn render_png(path: &Path, plot: &Plot) -> Result<(), PlotError> {
+    let png = render_png_bytes(plot)?;
+    write_atomic(path, &png)?;
+    Ok(())
+}
+
+/// Renders `plot` as PNG file content (see [`render_png`]).
+///
+/// # Errors
+/// [`PlotError`] when drawing or encoding fails.
+pub fn render_png_bytes(plot: &Plot) -> Result<Vec<u8>, PlotError> {
+    register_embedded_font()?;
+    let mut rgb = vec![0u8; WIDTH as usize * HEIGHT as usize * 3];
+    {
+        let backend = BitMapBackend::<RGBPixel>::with_buffer_and_format(&mut rgb, (WIDTH, HEIGHT))
+            .map_err(drawing_error)?;
+        let root = backend.into_drawing_area();
+        root.fill(&WHITE).map_err(drawing_error)?;
+        let series: Vec<Vec<Vec<(f64, f64)>>> = plot
+            .series
+            .iter()
+            .map(|s| drawable_runs(&s.points, plot.log_y))
+            .collect();
+        let all = series.iter().flatten().flatten();
+        let x_range = padded_range(all.clone().map(|p| p.0), false);
+        let y_range = padded_range(all.map(|p| p.1), plot.log_y);
+        if plot.log_y {
+            draw(&root, plot, &series, x_range, y_range.log_scale())?;
+        } else {
+            draw(&root, plot, &series, x_range, y_range)?;
+        }
+        root.present().map_err(drawing_error)?;
+    }
+    let mut png = Vec::new();
+    let mut encoder = png::Encoder::new(&mut png, WIDTH, HEIGHT);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(&rgb)?;
+    writer.finish()?;
+    Ok(png)
+}
+
+/// Registers the embedded font with plotters once per process.
+fn register_embedded_font() -> Result<(), PlotError> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| register_font(FONT_FAMILY, FontStyle::Normal, FONT).is_ok());
+    if ok { Ok(()) } else { Err(PlotError::Font) }
+}
+
+fn drawing_error(e: impl std::fmt::Display) -> PlotError {
+    PlotError::Drawing(e.to_string())
+}
+
+/// Splits the points into runs of drawable points; a line is broken where a point is dropped
+/// rather than joined across the gap, which would suggest data that is not there.
+fn drawable_runs(points: &[(f64, f64)], log_y: bool) -> Vec<Vec<(f64, f64)>> {
+    let mut runs = vec![Vec::new()];
+    for &(x, y) in points {
+        let drawable = x.is_finite() && y.is_finite() && (!log_y || y > 0.0);
+        match runs.last_mut() {
+            Some(run) if drawable => run.push((x, y)),
+            Some(run) if !run.is_empty() => runs.push(Vec::new()),
+            _ => {}
+        }
+    }
+    runs.retain(|r| !r.is_empty());
+    runs
+}
+
+/// The range of `values` with 5 % margin (in log space on a log axis), widened when all
+/// values are equal and defaulted when there are none.
+fn padded_range(values: impl Iterator<Item = f64>, log: bool) -> Range<f64> {
+    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if lo > hi {
+        return if log { 1.0..10.0 } else { 0.0..1.0 };
+    }
+    if log {
+        let (a, b) = (lo.log10(), hi.log10());
+        let pad = if b > a { 0.05 * (b - a) } else { 0.5 };
+        return 10f64.powf(a - pad)..10f64.powf(b + pad);
+    }
+    // Halving before subtracting keeps the span finite for data near ±f64::MAX.
+    let half_span = 0.5 * hi - 0.5 * lo;
+    let pad = if half_span > 0.0 {
+        0.1 * half_span
+    } else {
+        // Equal values: a margin relative to the value, or an absolute one around zero.
+        (0.05 * lo.abs()).max(f64::MIN_POSITIVE.sqrt())
+    };
+    let (a, b) = (lo - pad, hi + pad);
+    if a.is_finite() && b.is_finite() {
+        a..b
+    } else {
+        lo..hi
+    }
+}
+
+type Area<'a> = DrawingArea<BitMapBackend<'a, RGBPixel>, Shift>;
+
+/// Draws axes, series and legend; generic over the vertical coordinate (linear or log).
+fn draw<Y>(
+    root: &Area,
+    plot: &Plot,
+    series: &[Vec<Vec<(f64, f64)>>],
+    x_range: Range<f64>,
+    y_spec: Y,
+) -> Result<(), PlotError>
+where
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(root)
+        .caption(&plot.title, (FONT_FAMILY, 24))
+        .margin(20)
+        .x_label_area_size(50)
+        .y_label_area_size(80)
+        .build_cartesian_2d(x_range, y_spec)
+        .map_err(drawing_error)?;
+    chart
+        .configure_mesh()
+        .x_desc(&plot.x_label)
+        .y_desc(&plot.y_label)
+        .label_style((FONT_FAMILY, 14))
+        .axis_desc_style((FONT_FAMILY, 16))
+        .draw()
+        .map_err(drawing_error)?;
+
+    for (k, (spec, runs)) in plot.series.iter().zip(series).enumerate() {
+        let colour = PALETTE[k % PALETTE.len()];
+        let line = colour.stroke_width(2);
+        for (r, run) in runs.iter().enumerate() {
+            let annotation = match spec.style {
+                SeriesStyle::Line => chart
+                    .draw_series(LineSeries::new(run.iter().copied(), line))
+                    .map_err(drawing_error)?,
+                SeriesStyle::Dashed => chart
+                    .draw_series(DashedLineSeries::new(run.iter().copied(), 8, 5, line))
+                    .map_err(drawing_error)?,
+                SeriesStyle::Points => chart
+                    .draw_series(
+                        run.iter()
+                            .map(|&p| Circle::new(p, 3, colour.filled())),
+                    )
+                    .map_err(drawing_error)?,
+            };
+            // One legend entry per series, attached to its first run.
+            // The legend sample matches the style: a line, a dashed line or a marker. Each
+            // arm has its own closure because plotters' boxed `DynElement` would need a
+            // `'static` backend.
+            if r == 0 {
+                let annotation = annotation.label(spec.label.as_str());
+                match spec.style {
+                    SeriesStyle::Line => {
+                        annotation.legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 20, y)], line)
+                        });
+                    }
+                    SeriesStyle::Dashed => {
+                        annotation.legend(move |(x, y)| {
+                            EmptyElement::at((x, y))
+                                + PathElement::new(vec![(0, 0), (7, 0)], line)
+                                + PathElement::new(vec![(13, 0), (20, 0)], line)
+                        });
+                    }
+                    SeriesStyle::Points => {
+                        annotation.legend(move |(x, y)| {
+                            EmptyElement::at((x + 10, y)) + Circle::new((0, 0), 3, colour.filled())
+                        });
+                    }
+                }
+            }
+        }
+    }
+    if series.iter().any(|runs| !runs.is_empty()) {
+        chart
+            .configure_series_labels()
+            .label_font((FONT_FAMILY, 14))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(drawing_error)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_png(name: &str) -> std::path::PathBuf {
+        std::env::temp_dir().join(format!("talus-output-plot-{name}-{}.png", std::process::id()))
+    }
+
+    /// Decodes with the `png` crate's decoder (independent of plotters) and returns the size
+    /// and the RGB pixels.
+    fn decode(path: &Path) -> (u32, u32, Vec<u8>) {
+        let bytes = std::fs::read(path).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+        let mut reader = decoder.read_info().unwrap();
+        let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut pixels).unwrap();
+        assert_eq!(info.color_type, png::ColorType::Rgb);
+        pixels.truncate(info.buffer_size());
+        (info.width, info.height, pixels)
+    }
+
+    fn count_colour(pixels: &[u8], colour: RGBColor) -> usize {
+        pixels
+            .chunks_exact(3)
+            .filter(|p| p == &[colour.0, colour.1, colour.2])
+            .count()
+    }
+
+    #[test]
+    fn renders_all_styles() {
+        let xs: Vec<f64> = (0..50).map(|k| k as f64 * 0.1).collect();
+        let plot = Plot {
+            title: "Kinetic energy".into(),
+            x_label: "time [s]".into(),
+            y_label: "energy [J]".into(),
+            log_y: false,
+            series: vec![
+                Series {
+                    label: "simulation".into(),
+                    points: xs.iter().map(|&x| (x, x.sin())).collect(),
+                    style: SeriesStyle::Line,
+                },
+                Series {
+                    label: "samples".into(),
+                    points: xs.iter().map(|&x| (x, 0.5 * x.cos())).collect(),
+                    style: SeriesStyle::Points,
+                },
+                Series {
+                    label: "analytic".into(),
+                    points: xs
+                        .iter()
+                        .map(|&x| (x, if x > 2.0 && x < 2.5 { f64::NAN } else { 0.1 * x }))
+                        .collect(),
+                    style: SeriesStyle::Dashed,
+                },
+            ],
+        };
+        let path = temp_png("styles");
+        render_png(&path, &plot).unwrap();
+        let (w, h, pixels) = decode(&path);
+        assert_eq!((w, h), (800, 600));
+        let non_white = pixels.chunks_exact(3).filter(|p| p != &[255, 255, 255]).count();
+        assert!(non_white > 5_000, "only {non_white} drawn pixels");
+        for colour in &PALETTE[..3] {
+            assert!(count_colour(&pixels, *colour) > 50, "series colour {colour:?} missing");
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn log_axis_skips_non_positive_values() {
+        let plot = Plot {
+            title: "Residual".into(),
+            x_label: "step [1]".into(),
+            y_label: "residual [1]".into(),
+            log_y: true,
+            series: vec![Series {
+                label: "r".into(),
+                points: vec![(0.0, 1.0), (1.0, 0.0), (2.0, 1e-3), (3.0, -1.0), (4.0, 1e-6)],
+                style: SeriesStyle::Line,
+            }],
+        };
+        let path = temp_png("log");
+        render_png(&path, &plot).unwrap();
+        let (_, _, pixels) = decode(&path);
+        assert!(count_colour(&pixels, PALETTE[0]) > 20);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn empty_and_degenerate_plots_render() {
+        let path = temp_png("empty");
+        let mut plot = Plot {
+            title: "Nothing yet".into(),
+            x_label: "x [1]".into(),
+            y_label: "y [1]".into(),
+            log_y: false,
+            series: vec![Series {
+                label: "none".into(),
+                points: vec![(f64::NAN, 1.0), (1.0, f64::INFINITY)],
+                style: SeriesStyle::Line,
+            }],
+        };
+        for log_y in [false, true] {
+            plot.log_y = log_y;
+            render_png(&path, &plot).unwrap();
+            let (w, h, pixels) = decode(&path);
+            assert_eq!((w, h), (WIDTH, HEIGHT));
+            assert!(pixels.iter().any(|&b| b != 255), "axes are drawn");
+        }
+        // A single point, a constant series and extreme magnitudes.
+        for points in [
+            vec![(2.0, 3.0)],
+            vec![(0.0, 0.0), (1.0, 0.0)],
+            vec![(-f64::MAX, f64::MAX), (f64::MAX, -f64::MAX)],
+            vec![(0.0, 1e-300), (1e-300, 2e-300)],
+        ] {
+            plot.log_y = false;
+            plot.series[0].points = points;
+            render_png(&path, &plot).unwrap();
+        }
+        plot.series.clear();
+        render_png(&path, &plot).unwrap();
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn padded_range_handles_degenerate_input() {
+        assert_eq!(padded_range(std::iter::empty(), false), 0.0..1.0);
+        assert_eq!(padded_range(std::iter::empty(), true), 1.0..10.0);
+        let r = padded_range([5.0, 5.0].into_iter(), false);
+        assert!(r.start < 5.0 && r.end > 5.0);
+        let r = padded_range([0.0].into_iter(), false);
+        assert!(r.start < 0.0 && r.end > 0.0);
+        let r = padded_range([1e-3, 1e3].into_iter(), true);
+        assert!(r.start < 1e-3 && r.end > 1e3);
+    }
+}

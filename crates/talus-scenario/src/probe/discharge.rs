@@ -1,0 +1,326 @@
+//! Hopper discharge (§1.2.3): grains whose centre passes below the outlet height are
+//! counted and removed; the discharged mass over time gives the flow rate over its steady
+//! part (compared with Beverloo's law), a long enough stop of the outflow is a clog, and
+//! the force on the funnel walls is sampled for its power spectrum (fig. 1.5).
+
+use serde::{Deserialize, Serialize};
+use talus_geom::glam::DVec3;
+use talus_sim::GrainId;
+use talus_sim::wall::WallId;
+
+use super::{SummaryItems, equivalent_diameter, repose::json_number};
+use crate::analysis::flow::{Orifice, beverloo_rate, clogged, steady_rate};
+use crate::analysis::spectrum::power_spectrum;
+use crate::build::Experiment;
+use crate::output::csv::Column;
+use crate::output::plot::{Plot, Series, SeriesStyle};
+use crate::probe::Sample;
+use crate::schema::{HopperKind, MeasurementSpec, WallShape};
+use crate::walls::v3;
+
+/// Default length of a stop of the outflow that counts as a clog (s).
+const DEFAULT_CLOG_WINDOW: f64 = 0.2;
+/// Default interval between wall-force samples (s).
+const DEFAULT_FORCE_INTERVAL: f64 = 1e-3;
+/// Default fraction of the final discharged mass between which the rate is fitted.
+const DEFAULT_FIT: (f64, f64) = (0.2, 0.8);
+/// Beverloo's constants for a circular orifice (Nedderman 1992): C ≈ 0.58, k ≈ 1.5.
+const BEVERLOO_C: f64 = 0.58;
+/// See [`BEVERLOO_C`].
+const BEVERLOO_K: f64 = 1.5;
+/// Solid fraction assumed for the bulk density in Beverloo's law.
+const BULK_PACKING: f64 = 0.6;
+
+/// The probe's set-up and what it has recorded.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Discharge {
+    outlet_z: f64,
+    up: DVec3,
+    gate_open: f64,
+    clog_window: f64,
+    force_walls: Vec<WallId>,
+    force_every: u64,
+    fit: (f64, f64),
+    /// (time, cumulative discharged mass) after each step that discharged a grain.
+    events: Vec<(f64, f64)>,
+    discharged_mass: f64,
+    discharged_grains: usize,
+    /// Sum of the grains' masses at the start and now (for "hopper empty").
+    remaining_grains: usize,
+    /// Force on the force walls along "up", one sample every `force_every` steps.
+    force_samples: Vec<f64>,
+    force_dt: f64,
+    last_time: f64,
+}
+
+impl Discharge {
+    /// The probe of a `Discharge` measurement.
+    #[must_use]
+    pub fn new(spec: &MeasurementSpec, exp: &Experiment) -> Discharge {
+        let MeasurementSpec::Discharge {
+            outlet_z,
+            gate,
+            clog_window,
+            force_walls,
+            force_sample_interval,
+            fit,
+        } = spec
+        else {
+            unreachable!("Probe::new dispatches on the variant")
+        };
+        let s = &exp.scenario;
+        let gate_open = s
+            .walls
+            .iter()
+            .find(|w| &w.name == gate)
+            .and_then(|w| w.removed_at)
+            .unwrap_or(0.0);
+        let force_walls = exp
+            .walls
+            .iter()
+            .filter(|g| force_walls.contains(&g.name))
+            .flat_map(|g| g.parts.iter().copied())
+            .collect();
+        let dt = s.time.dt;
+        let interval = force_sample_interval.unwrap_or(DEFAULT_FORCE_INTERVAL);
+        let force_every = ((interval / dt).round() as u64).max(1);
+        Discharge {
+            outlet_z: *outlet_z,
+            up: super::up_direction(v3(s.gravity)),
+            gate_open,
+            clog_window: clog_window.unwrap_or(DEFAULT_CLOG_WINDOW),
+            force_walls,
+            force_every,
+            fit: fit.unwrap_or(DEFAULT_FIT),
+            events: Vec::new(),
+            discharged_mass: 0.0,
+            discharged_grains: 0,
+            remaining_grains: 0,
+            force_samples: Vec::new(),
+            force_dt: force_every as f64 * dt,
+            last_time: 0.0,
+        }
+    }
+
+    /// Columns: discharged mass and grains, force on the walls.
+    #[must_use]
+    pub fn columns(&self) -> Vec<Column> {
+        vec![
+            Column::new("discharged_mass", "kg"),
+            Column::new("discharged_grains", "1"),
+            Column::new("wall_force", "N"),
+        ]
+    }
+
+    /// Values now.
+    pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
+        self.remaining_grains = sample.grains.len();
+        vec![
+            self.discharged_mass,
+            self.discharged_grains as f64,
+            self.force_samples.last().copied().unwrap_or(0.0),
+        ]
+    }
+
+    /// Removes the grains below the outlet and samples the wall force.
+    pub fn after_step(&mut self, exp: &mut Experiment) -> Vec<GrainId> {
+        let world = &mut exp.world;
+        let time = world.time();
+        self.last_time = time;
+        let below: Vec<(GrainId, f64)> = world
+            .grains()
+            .filter_map(|id| world.grain(id).ok())
+            .filter(|g| g.pose.position.z < self.outlet_z)
+            .map(|g| (g.id, g.inertia.mass))
+            .collect();
+        let mut removed = Vec::with_capacity(below.len());
+        for (id, mass) in below {
+            if world.remove_grain(id).is_ok() {
+                self.discharged_mass += mass;
+                self.discharged_grains += 1;
+                removed.push(id);
+            }
+        }
+        if !removed.is_empty() {
+            self.events.push((time, self.discharged_mass));
+        }
+        if world.steps() % self.force_every == 0 {
+            let loads = world.wall_loads();
+            let force: f64 = self
+                .force_walls
+                .iter()
+                .filter_map(|w| loads.get(w.0 as usize))
+                .map(|l| -self.up.dot(l.force))
+                .sum();
+            self.force_samples.push(force);
+        }
+        self.remaining_grains = world.grain_count();
+        removed
+    }
+
+    fn rate(&self) -> Option<(f64, f64)> {
+        let (t, m): (Vec<f64>, Vec<f64>) = std::iter::once((self.gate_open, 0.0))
+            .chain(self.events.iter().copied())
+            .unzip();
+        steady_rate(&t, &m, self.fit.0, self.fit.1).map(|f| (f.slope, f.intercept))
+    }
+
+    fn is_clogged(&self) -> bool {
+        let (t, m): (Vec<f64>, Vec<f64>) = self.events.iter().copied().unzip();
+        self.remaining_grains > 0
+            && clogged(&t, &m, self.gate_open, self.clog_window, self.last_time)
+    }
+
+    /// Samples of the wall force after the gate opened.
+    fn flowing_force(&self) -> &[f64] {
+        let skip = ((self.gate_open / self.force_dt).ceil().max(0.0) as usize)
+            .min(self.force_samples.len());
+        &self.force_samples[skip..]
+    }
+
+    /// `discharge_rate`, `discharged_mass`, `clogged`, Beverloo's estimate and the
+    /// spectrum's strongest frequency.
+    #[must_use]
+    pub fn summary(&self, exp: &Experiment) -> SummaryItems {
+        let spectrum = power_spectrum(self.flowing_force(), self.force_dt);
+        let peak = spectrum
+            .iter()
+            .skip(1)
+            .fold(None::<(f64, f64)>, |best, &(f, p)| match best {
+                Some((_, bp)) if bp >= p => best,
+                _ => Some((f, p)),
+            })
+            .map(|(f, _)| f);
+        vec![
+            ("discharge_rate".into(), json_number(self.rate().map(|r| r.0))),
+            (
+                "discharged_mass".into(),
+                json_number(Some(self.discharged_mass)),
+            ),
+            (
+                "discharged_grains".into(),
+                serde_json::Value::from(self.discharged_grains),
+            ),
+            ("clogged".into(), serde_json::Value::Bool(self.is_clogged())),
+            ("beverloo_rate".into(), json_number(beverloo(exp))),
+            ("gate_open".into(), json_number(Some(self.gate_open))),
+            ("wall_force_peak_frequency".into(), json_number(peak)),
+        ]
+    }
+
+    /// Discharged mass over time with the fitted rate; the wall force and its spectrum.
+    #[must_use]
+    pub fn plots(&self, _exp: &Experiment) -> Vec<(String, Plot)> {
+        let mut mass = vec![Series {
+            label: "discharged mass".into(),
+            points: std::iter::once((0.0, 0.0))
+                .chain(self.events.iter().copied())
+                .chain(std::iter::once((self.last_time, self.discharged_mass)))
+                .collect(),
+            style: SeriesStyle::Line,
+        }];
+        if let Some((slope, intercept)) = self.rate() {
+            let t0 = self.gate_open;
+            let t1 = self.last_time;
+            mass.push(Series {
+                label: format!("steady rate {slope:.4} kg/s"),
+                points: vec![(t0, slope * t0 + intercept), (t1, slope * t1 + intercept)],
+                style: SeriesStyle::Dashed,
+            });
+        }
+        let force: Vec<(f64, f64)> = self
+            .force_samples
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| ((i + 1) as f64 * self.force_dt, f))
+            .collect();
+        let spectrum: Vec<(f64, f64)> = power_spectrum(self.flowing_force(), self.force_dt)
+            .into_iter()
+            .skip(1)
+            .collect();
+        vec![
+            (
+                "discharged_mass".into(),
+                Plot {
+                    title: "Discharged mass".into(),
+                    x_label: "time [s]".into(),
+                    y_label: "mass [kg]".into(),
+                    log_y: false,
+                    series: mass,
+                },
+            ),
+            (
+                "wall_force".into(),
+                Plot {
+                    title: "Vertical force on the funnel walls".into(),
+                    x_label: "time [s]".into(),
+                    y_label: "force [N]".into(),
+                    log_y: false,
+                    series: vec![Series {
+                        label: "force".into(),
+                        points: force,
+                        style: SeriesStyle::Line,
+                    }],
+                },
+            ),
+            (
+                "force_spectrum".into(),
+                Plot {
+                    title: "Power spectrum of the wall force during discharge".into(),
+                    x_label: "frequency [Hz]".into(),
+                    y_label: "power [N^2]".into(),
+                    log_y: true,
+                    series: vec![Series {
+                        label: "periodogram (Hann window)".into(),
+                        points: spectrum,
+                        style: SeriesStyle::Line,
+                    }],
+                },
+            ),
+        ]
+    }
+}
+
+/// Beverloo's estimate of the mass flow rate for the scenario's first hopper, its grains'
+/// mean equivalent diameter and density, at a solid fraction of 0.6.
+fn beverloo(exp: &Experiment) -> Option<f64> {
+    let s = &exp.scenario;
+    let (orifice, shape) = s.walls.iter().find_map(|w| match &w.shape {
+        WallShape::Hopper {
+            orifice,
+            depth,
+            kind,
+            ..
+        } => Some((
+            *orifice,
+            match kind {
+                HopperKind::Wedge => Orifice::Slot { length: *depth },
+                HopperKind::Pyramid => Orifice::Circular,
+            },
+        )),
+        _ => None,
+    })?;
+    let pop = exp.populations.first()?;
+    let shapes = exp.world.shapes();
+    let (mut volume, mut n) = (0.0, 0usize);
+    for id in &pop.shapes {
+        if let Ok(shape) = shapes.get(*id) {
+            volume += shape.volume;
+            n += 1;
+        }
+    }
+    if n == 0 {
+        return None;
+    }
+    let d = equivalent_diameter(volume / n as f64);
+    let density = exp.world.materials().get(pop.material.0 as usize)?.density;
+    Some(beverloo_rate(
+        BULK_PACKING * density,
+        v3(s.gravity).length(),
+        orifice,
+        d,
+        BEVERLOO_C,
+        BEVERLOO_K,
+        shape,
+    ))
+}

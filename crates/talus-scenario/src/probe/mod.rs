@@ -1,0 +1,142 @@
+//! Measurements during a run ("probes"): each turns the grains at an output time into
+//! columns of the time series, may act after every step (the hopper's outlet removes
+//! grains), and at the end gives its numbers for the summary and its plots.
+//!
+//! A probe's state is plain data, saved in checkpoints with the rest of the run.
+//! * [`repose`]: angle of repose of a pile's free surface (§1.2.1);
+//! * [`vibration`]: vibrated bed, layer packing, granular temperature, intruder (§1.2.2);
+//! * [`discharge`]: hopper outflow, clogging, wall force and its spectrum (§1.2.3).
+
+pub mod discharge;
+pub mod repose;
+pub mod vibration;
+
+use serde::{Deserialize, Serialize};
+use talus_geom::glam::DVec3;
+use talus_sim::{GrainId, GrainState};
+
+use crate::build::Experiment;
+use crate::output::csv::Column;
+use crate::output::plot::Plot;
+use crate::schema::MeasurementSpec;
+
+/// One grain at an output time.
+#[derive(Debug, Clone, Copy)]
+pub struct GrainRecord {
+    /// Its state.
+    pub state: GrainState,
+    /// Index of its population.
+    pub population: usize,
+    /// Its volume.
+    pub volume: f64,
+    /// Its highest point along "up" (against gravity).
+    pub top: f64,
+}
+
+/// The grains at an output time.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    /// Simulated time.
+    pub time: f64,
+    /// Unit vector against gravity (+z without gravity).
+    pub up: DVec3,
+    /// Every grain, in id order.
+    pub grains: Vec<GrainRecord>,
+}
+
+/// A measurement's state.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Probe {
+    /// Angle of repose.
+    Repose(repose::Repose),
+    /// Vibrated bed.
+    Vibration(vibration::Vibration),
+    /// Hopper discharge.
+    Discharge(discharge::Discharge),
+}
+
+/// What a probe adds to the summary: named JSON values.
+pub type SummaryItems = Vec<(String, serde_json::Value)>;
+
+impl Probe {
+    /// The probe of a measurement in a built experiment.
+    #[must_use]
+    pub fn new(spec: &MeasurementSpec, exp: &Experiment) -> Probe {
+        match spec {
+            MeasurementSpec::AngleOfRepose { .. } => Probe::Repose(repose::Repose::new(spec, exp)),
+            MeasurementSpec::Vibration { .. } => {
+                Probe::Vibration(vibration::Vibration::new(spec, exp))
+            }
+            MeasurementSpec::Discharge { .. } => {
+                Probe::Discharge(discharge::Discharge::new(spec, exp))
+            }
+        }
+    }
+
+    /// Its columns of the time series.
+    #[must_use]
+    pub fn columns(&self) -> Vec<Column> {
+        match self {
+            Probe::Repose(p) => p.columns(),
+            Probe::Vibration(p) => p.columns(),
+            Probe::Discharge(p) => p.columns(),
+        }
+    }
+
+    /// Its values at an output time, one per column.
+    pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
+        match self {
+            Probe::Repose(p) => p.sample(sample),
+            Probe::Vibration(p) => p.sample(sample),
+            Probe::Discharge(p) => p.sample(sample),
+        }
+    }
+
+    /// Work after every step; returns the grains it removed.
+    pub fn after_step(&mut self, exp: &mut Experiment) -> Vec<GrainId> {
+        match self {
+            Probe::Discharge(p) => p.after_step(exp),
+            Probe::Repose(_) | Probe::Vibration(_) => Vec::new(),
+        }
+    }
+
+    /// Its results for the summary.
+    #[must_use]
+    pub fn summary(&self, exp: &Experiment) -> SummaryItems {
+        match self {
+            Probe::Repose(p) => p.summary(),
+            Probe::Vibration(p) => p.summary(),
+            Probe::Discharge(p) => p.summary(exp),
+        }
+    }
+
+    /// Its plots, with file stems.
+    #[must_use]
+    pub fn plots(&self, exp: &Experiment) -> Vec<(String, Plot)> {
+        match self {
+            Probe::Repose(p) => p.plots(),
+            Probe::Vibration(p) => p.plots(),
+            Probe::Discharge(p) => p.plots(exp),
+        }
+    }
+}
+
+/// Unit vector against gravity; +z when there is none.
+#[must_use]
+pub fn up_direction(gravity: DVec3) -> DVec3 {
+    (-gravity).try_normalize().unwrap_or(DVec3::Z)
+}
+
+/// Diameter of the sphere of equal volume.
+#[must_use]
+pub fn equivalent_diameter(volume: f64) -> f64 {
+    2.0 * (0.75 * volume / std::f64::consts::PI).cbrt()
+}
+
+/// Kinetic energy of a grain, translation plus rotation.
+#[must_use]
+pub fn kinetic_energy(state: &GrainState) -> f64 {
+    let omega_body = state.pose.rotation.conjugate() * state.angular_velocity;
+    0.5 * state.inertia.mass * state.velocity.length_squared()
+        + 0.5 * (state.inertia.principal * omega_body * omega_body).element_sum()
+}

@@ -1,0 +1,228 @@
+//! A vibrated bed (§1.2.2): solid fraction per horizontal layer, granular temperature, and
+//! the height of a large intruder grain (the Brazil-nut effect), with the dimensionless
+//! acceleration Γ = A(2πf)²/g of the driving wall.
+
+use serde::{Deserialize, Serialize};
+use talus_geom::glam::DVec3;
+
+use super::{Sample, SummaryItems, equivalent_diameter, repose::json_number};
+use crate::analysis::vibration::{gamma, granular_temperature, layer_packing, rise_in_diameters};
+use crate::build::Experiment;
+use crate::output::csv::Column;
+use crate::output::plot::{Plot, Series, SeriesStyle};
+use crate::schema::{MeasurementSpec, MotionSpec};
+use crate::walls::v3;
+
+/// Default number of layers.
+const DEFAULT_LAYERS: usize = 10;
+
+/// The probe's set-up and what it has seen.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Vibration {
+    gamma: f64,
+    amplitude: f64,
+    frequency: f64,
+    intruder: Option<usize>,
+    min: DVec3,
+    max: DVec3,
+    layers: usize,
+    /// Height of the intruder at the first sample and its diameter.
+    start: Option<(f64, f64)>,
+    /// (time, intruder height) at every sample.
+    heights: Vec<(f64, f64)>,
+    /// (time, packing per layer) at every sample.
+    profiles: Vec<(f64, Vec<f64>)>,
+    /// Granular temperature at every sample.
+    temperatures: Vec<f64>,
+}
+
+impl Vibration {
+    /// The probe of a `Vibration` measurement.
+    #[must_use]
+    pub fn new(spec: &MeasurementSpec, exp: &Experiment) -> Vibration {
+        let MeasurementSpec::Vibration {
+            driver,
+            intruder,
+            min,
+            max,
+            layers,
+        } = spec
+        else {
+            unreachable!("Probe::new dispatches on the variant")
+        };
+        let s = &exp.scenario;
+        let (amplitude, frequency) = s
+            .walls
+            .iter()
+            .find(|w| &w.name == driver)
+            .and_then(|w| match w.motion {
+                MotionSpec::Oscillate {
+                    amplitude,
+                    frequency,
+                    ..
+                } => Some((amplitude, frequency)),
+                _ => None,
+            })
+            .unwrap_or((0.0, 0.0));
+        let g = v3(s.gravity).length();
+        Vibration {
+            gamma: gamma(amplitude, frequency, g),
+            amplitude,
+            frequency,
+            intruder: intruder
+                .as_ref()
+                .and_then(|name| exp.populations.iter().position(|p| &p.name == name)),
+            min: v3(*min),
+            max: v3(*max),
+            layers: layers.unwrap_or(DEFAULT_LAYERS),
+            start: None,
+            heights: Vec::new(),
+            profiles: Vec::new(),
+            temperatures: Vec::new(),
+        }
+    }
+
+    /// Columns: intruder height and rise, granular temperature, packing per layer.
+    #[must_use]
+    pub fn columns(&self) -> Vec<Column> {
+        let mut c = vec![
+            Column::new("intruder_height", "m"),
+            Column::new("intruder_rise", "diameters"),
+            Column::new("granular_temperature", "m^2/s^2"),
+        ];
+        for k in 0..self.layers {
+            c.push(Column::new(format!("packing_layer_{k}"), "1"));
+        }
+        c
+    }
+
+    /// Values now.
+    pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
+        let up = sample.up;
+        // The intruder: the first grain of its population.
+        let intruder = self.intruder.and_then(|p| {
+            sample
+                .grains
+                .iter()
+                .find(|g| g.population == p)
+                .map(|g| (up.dot(g.state.pose.position), equivalent_diameter(g.volume)))
+        });
+        if self.start.is_none() {
+            self.start = intruder;
+        }
+        let (height, rise) = match (intruder, self.start) {
+            (Some((h, _)), Some((h0, d))) => {
+                self.heights.push((sample.time, h));
+                (h, rise_in_diameters(h0, h, d))
+            }
+            _ => (f64::NAN, f64::NAN),
+        };
+        // The bed: every grain but the intruder, inside the region's horizontal extent.
+        let bed: Vec<_> = sample
+            .grains
+            .iter()
+            .filter(|g| Some(g.population) != self.intruder)
+            .collect();
+        let velocities: Vec<[f64; 3]> = bed.iter().map(|g| g.state.velocity.to_array()).collect();
+        let masses: Vec<f64> = bed.iter().map(|g| g.state.inertia.mass).collect();
+        let temperature = granular_temperature(&velocities, &masses);
+        self.temperatures.push(temperature);
+        // Layers are horizontal slices of the region along z.
+        let extent = self.max - self.min;
+        let area = extent.x * extent.y;
+        let z_and_volume: Vec<(f64, f64)> = bed
+            .iter()
+            .filter(|g| {
+                let p = g.state.pose.position;
+                (self.min.x..=self.max.x).contains(&p.x) && (self.min.y..=self.max.y).contains(&p.y)
+            })
+            .map(|g| (g.state.pose.position.z, g.volume))
+            .collect();
+        let packing = layer_packing(&z_and_volume, self.min.z, self.max.z, self.layers, area);
+        let mut row = vec![height, rise, temperature];
+
+        row.extend((0..self.layers).map(|k| packing.get(k).copied().unwrap_or(f64::NAN)));
+        self.profiles.push((sample.time, packing));
+        row
+    }
+
+    /// Γ, the intruder's rise and the mean granular temperature.
+    #[must_use]
+    pub fn summary(&self) -> SummaryItems {
+        let rise = match (self.start, self.heights.last()) {
+            (Some((h0, d)), Some(&(_, h))) => Some(rise_in_diameters(h0, h, d)),
+            _ => None,
+        };
+        let mean_t = if self.temperatures.is_empty() {
+            None
+        } else {
+            Some(self.temperatures.iter().sum::<f64>() / self.temperatures.len() as f64)
+        };
+        vec![
+            ("gamma".into(), json_number(Some(self.gamma))),
+            ("amplitude".into(), json_number(Some(self.amplitude))),
+            ("frequency".into(), json_number(Some(self.frequency))),
+            ("intruder_rise".into(), json_number(rise)),
+            (
+                "intruder_diameter".into(),
+                json_number(self.start.map(|s| s.1)),
+            ),
+            ("mean_granular_temperature".into(), json_number(mean_t)),
+        ]
+    }
+
+    /// Density profiles at the start, middle and end; intruder height over time.
+    #[must_use]
+    pub fn plots(&self) -> Vec<(String, Plot)> {
+        let lo = self.min.z;
+        let thickness = (self.max.z - lo) / self.layers.max(1) as f64;
+        let n = self.profiles.len();
+        let mut picks: Vec<usize> = [0, n / 2, n.saturating_sub(1)]
+            .into_iter()
+            .filter(|&i| i < n)
+            .collect();
+        picks.dedup();
+        let series = picks
+            .into_iter()
+            .map(|i| {
+                let (t, ref profile) = self.profiles[i];
+                Series {
+                    label: format!("t = {t:.2} s"),
+                    points: profile
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &phi)| (phi, lo + (k as f64 + 0.5) * thickness))
+                        .collect(),
+                    style: SeriesStyle::Line,
+                }
+            })
+            .collect();
+        let mut out = vec![(
+            "density_profile".into(),
+            Plot {
+                title: format!("Solid fraction per layer (Γ = {:.2})", self.gamma),
+                x_label: "solid fraction [1]".into(),
+                y_label: "height [m]".into(),
+                log_y: false,
+                series,
+            },
+        )];
+        if !self.heights.is_empty() {
+            out.push((
+                "intruder_height".into(),
+                Plot {
+                    title: "Intruder height".into(),
+                    x_label: "time [s]".into(),
+                    y_label: "height of the intruder's centre [m]".into(),
+                    log_y: false,
+                    series: vec![Series {
+                        label: "intruder".into(),
+                        points: self.heights.clone(),
+                        style: SeriesStyle::Line,
+                    }],
+                },
+            ));
+        }
+        out
+    }
+}

@@ -1,0 +1,576 @@
+//! The run: step the world to the scenario's end, pour grains, let the probes measure,
+//! write the time series, frames, checkpoints, plots and the summary, and stop with a clear
+//! message if the simulation blows up.
+//!
+//! Everything that decides what happens next is either in the world (its snapshot) or in
+//! [`RunState`]; both go into each checkpoint, so [`Runner::resume`] continues exactly.
+//! Events are scheduled by step count, never by comparing accumulated times.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use talus_geom::glam::DVec3;
+use talus_sim::force::ForceModelRegistry;
+use talus_sim::{GrainId, StepStats};
+
+use crate::blowup::{BlowUpCheck, Limits};
+use crate::build::{Experiment, build, grain_desc};
+use crate::checkpoint::{self, Checkpoint};
+use crate::error::ScenarioError;
+use crate::frames::write_frame;
+use crate::load::{parse, to_ron};
+use crate::output::csv::{Column, TimeSeries};
+use crate::output::pvd::{PvdEntry, write_pvd};
+use crate::placement::{grain_rng, jittered, random_rotation};
+use crate::probe::{GrainRecord, Probe, Sample, kinetic_energy, up_direction};
+use crate::schema::{Placement, Scenario};
+use crate::summary::{Status, write_outputs};
+use crate::walls::v3;
+
+/// Name of the checkpoint file in the output directory.
+pub const CHECKPOINT_FILE: &str = "checkpoint.bin";
+/// Name of the time-series file.
+pub const TIMESERIES_FILE: &str = "timeseries.csv";
+/// Name of the ParaView collection.
+pub const PVD_FILE: &str = "frames.pvd";
+
+/// How a run is going, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    /// Simulated time.
+    pub time: f64,
+    /// Simulated time at the end.
+    pub end: f64,
+    /// Steps taken.
+    pub steps: u64,
+    /// Steps of the whole run.
+    pub total_steps: u64,
+    /// Steps per wall-clock second in this session.
+    pub steps_per_second: f64,
+    /// Grains now.
+    pub grains: usize,
+    /// Contacts in the last step.
+    pub contacts: usize,
+}
+
+/// The run's own state (besides the world): saved in every checkpoint.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunState {
+    /// Rows written so far.
+    pub series: TimeSeries,
+    /// The measurements.
+    pub probes: Vec<Probe>,
+    /// Grains poured so far, per population.
+    pub poured: Vec<usize>,
+    /// Next pouring site to try, per population.
+    pub site_cursor: Vec<usize>,
+    /// Population of each grain slot.
+    pub grain_population: Vec<u32>,
+    /// Frames written so far.
+    pub frames: Vec<PvdEntry>,
+    /// Largest relative overlap seen.
+    pub max_overlap_ratio: f64,
+    /// Sum over steps of the number of grains.
+    pub grain_steps: u64,
+    /// Wall-clock seconds of the run so far, in all sessions.
+    pub wall_seconds: f64,
+    /// Wall-clock seconds per stage: predict, bounds, broad, narrow, forces, correct.
+    pub stage_seconds: [f64; 6],
+    /// Contacts and coordination of the last step.
+    pub last_contacts: usize,
+    /// Mean contacts per grain in the last step.
+    pub last_coordination: f64,
+    /// Whether the run ended early, at rest.
+    pub at_rest: bool,
+    /// Limits beyond which the run has blown up.
+    pub limits: Limits,
+    /// Time of the last checkpoint written.
+    pub last_checkpoint: Option<f64>,
+}
+
+/// A run in progress.
+pub struct Runner {
+    /// The experiment.
+    pub exp: Experiment,
+    /// The run's state.
+    pub state: RunState,
+    out: PathBuf,
+    total_steps: u64,
+    output_every: u64,
+    frame_every: Option<u64>,
+    checkpoint_every: Option<u64>,
+}
+
+/// Steps in an interval (at least one).
+fn steps_in(interval: f64, dt: f64) -> u64 {
+    ((interval / dt).round() as u64).max(1)
+}
+
+impl Runner {
+    /// A new run of `scenario` (read from `path`), writing into `out`.
+    ///
+    /// # Errors
+    /// Any build error, or an output directory that cannot be created.
+    pub fn start(
+        scenario: &Scenario,
+        path: &Path,
+        registry: &ForceModelRegistry,
+        threads: usize,
+        out: &Path,
+    ) -> Result<Runner, ScenarioError> {
+        let exp = build(scenario, path, registry, threads, true)?;
+        create_dirs(out)?;
+        let probes: Vec<Probe> = scenario
+            .measurements
+            .iter()
+            .map(|m| Probe::new(m, &exp))
+            .collect();
+        let mut columns = vec![
+            Column::new("time", "s"),
+            Column::new("grains", "1"),
+            Column::new("kinetic_energy", "J"),
+            Column::new("contacts", "1"),
+            Column::new("coordination", "1"),
+            Column::new("max_overlap_ratio", "1"),
+        ];
+        columns.extend(probes.iter().flat_map(Probe::columns));
+        let mut grain_population = Vec::new();
+        for (p, pop) in exp.populations.iter().enumerate() {
+            for id in &pop.grains {
+                let slot = id.0 as usize;
+                if grain_population.len() <= slot {
+                    grain_population.resize(slot + 1, 0);
+                }
+                grain_population[slot] = p as u32;
+            }
+        }
+        let limits = Limits::of(&exp);
+        let n = exp.populations.len();
+        let state = RunState {
+            series: TimeSeries::new(columns),
+            probes,
+            poured: vec![0; n],
+            site_cursor: vec![0; n],
+            grain_population,
+            frames: Vec::new(),
+            max_overlap_ratio: 0.0,
+            grain_steps: 0,
+            wall_seconds: 0.0,
+            stage_seconds: [0.0; 6],
+            last_contacts: 0,
+            last_coordination: 0.0,
+            at_rest: false,
+            limits,
+            last_checkpoint: None,
+        };
+        let mut runner = Runner::new(exp, state, out);
+        let text = to_ron(scenario)?;
+        crate::output::atomic::write_atomic(&out.join("scenario.ron"), text.as_bytes())
+            .map_err(|source| io_error(&out.join("scenario.ron"), source))?;
+        // The state at time 0.
+        runner.output_row()?;
+        std::fs::remove_file(out.join(TIMESERIES_FILE)).ok();
+        runner
+            .state
+            .series
+            .write(&out.join(TIMESERIES_FILE))
+            .map_err(|source| io_error(&out.join(TIMESERIES_FILE), source))?;
+        if runner.frame_every.is_some() {
+            runner.frame()?;
+        }
+        Ok(runner)
+    }
+
+    /// Continues the run whose checkpoint is in `out`.
+    ///
+    /// # Errors
+    /// A missing or damaged checkpoint, or one that does not fit its scenario.
+    pub fn resume(
+        out: &Path,
+        registry: &ForceModelRegistry,
+        threads: usize,
+    ) -> Result<Runner, ScenarioError> {
+        let file = out.join(CHECKPOINT_FILE);
+        let cp = checkpoint::read(&file)?;
+        let source = PathBuf::from(&cp.source);
+        let scenario = parse(&cp.scenario, &source)?;
+        let mut exp = build(&scenario, &source, registry, threads, false)?;
+        exp.world
+            .restore(cp.world)
+            .map_err(|e| ScenarioError::Checkpoint {
+                path: file.clone(),
+                problem: e.to_string(),
+            })?;
+        let state = cp.state;
+        // Population membership of the grains, from the state.
+        for pop in &mut exp.populations {
+            pop.grains.clear();
+        }
+        for id in exp.world.grains() {
+            if let Some(&p) = state.grain_population.get(id.0 as usize)
+                && let Some(pop) = exp.populations.get_mut(p as usize)
+            {
+                pop.grains.push(id);
+            }
+        }
+        create_dirs(out)?;
+        let runner = Runner::new(exp, state, out);
+        // Rows after the checkpoint are written again as the run repeats them.
+        runner
+            .state
+            .series
+            .write(&out.join(TIMESERIES_FILE))
+            .map_err(|source| io_error(&out.join(TIMESERIES_FILE), source))?;
+        Ok(runner)
+    }
+
+    fn new(exp: Experiment, state: RunState, out: &Path) -> Runner {
+        let t = &exp.scenario.time;
+        let dt = t.dt;
+        Runner {
+            total_steps: steps_in(t.end, dt),
+            output_every: steps_in(t.output_interval, dt),
+            frame_every: exp.scenario.outputs.frame_interval.map(|f| steps_in(f, dt)),
+            checkpoint_every: t.checkpoint_interval.map(|c| steps_in(c, dt)),
+            exp,
+            state,
+            out: out.to_path_buf(),
+        }
+    }
+
+    /// Steps of the whole run.
+    #[must_use]
+    pub fn total_steps(&self) -> u64 {
+        self.total_steps
+    }
+
+    /// Whether the run has reached its end.
+    #[must_use]
+    pub fn finished(&self) -> bool {
+        self.exp.world.steps() >= self.total_steps || self.state.at_rest
+    }
+
+    /// Runs to the end (or until `stop_after` more steps, for tests), calling `progress`
+    /// now and then; writes the summary and plots at the end.
+    ///
+    /// # Errors
+    /// [`ScenarioError::BlowUp`] if the simulation becomes unphysical (the summary is
+    /// written with status `blew_up` first), or an output error.
+    pub fn run(
+        &mut self,
+        stop_after: Option<u64>,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<(), ScenarioError> {
+        let session = Instant::now();
+        let session_start_steps = self.exp.world.steps();
+        let wall_before = self.state.wall_seconds;
+        let mut last_report = Instant::now();
+        let check = BlowUpCheck::new(&self.state.limits);
+        while !self.finished() {
+            if stop_after.is_some_and(|n| self.exp.world.steps() - session_start_steps >= n) {
+                self.state.wall_seconds = wall_before + session.elapsed().as_secs_f64();
+                return Ok(());
+            }
+            self.pour()?;
+            let stats = *self.exp.world.step();
+            self.account(&stats);
+            for probe in &mut self.state.probes {
+                probe.after_step(&mut self.exp);
+            }
+            let step = self.exp.world.steps();
+            let failure = check.after_step(&self.exp, &stats, step);
+            if let Some(failure) = failure {
+                self.state.wall_seconds = wall_before + session.elapsed().as_secs_f64();
+                let message = failure.message(&self.exp, &self.state, &self.out);
+                write_outputs(self, Status::BlewUp(message.clone()))?;
+                return Err(ScenarioError::BlowUp(message));
+            }
+            if step % self.output_every == 0 || step == self.total_steps {
+                self.output_row()?;
+                self.state
+                    .series
+                    .append_last_row(&self.out.join(TIMESERIES_FILE))
+                    .map_err(|source| io_error(&self.out.join(TIMESERIES_FILE), source))?;
+                self.check_rest();
+            }
+            if self.frame_every.is_some_and(|f| step % f == 0) {
+                self.frame()?;
+            }
+            if self.checkpoint_every.is_some_and(|c| step % c == 0) && !self.finished() {
+                self.state.wall_seconds = wall_before + session.elapsed().as_secs_f64();
+                self.checkpoint()?;
+            }
+            if last_report.elapsed().as_secs_f64() > 0.2 {
+                last_report = Instant::now();
+                let done = step - session_start_steps;
+                progress(&Progress {
+                    time: self.exp.world.time(),
+                    end: self.exp.scenario.time.end,
+                    steps: step,
+                    total_steps: self.total_steps,
+                    steps_per_second: done as f64 / session.elapsed().as_secs_f64().max(1e-9),
+                    grains: self.exp.world.grain_count(),
+                    contacts: stats.contacts,
+                });
+            }
+        }
+        self.state.wall_seconds = wall_before + session.elapsed().as_secs_f64();
+        self.checkpoint()?;
+        let status = if self.state.at_rest {
+            Status::AtRest
+        } else {
+            Status::Finished
+        };
+        write_outputs(self, status)
+    }
+
+    /// The output directory.
+    #[must_use]
+    pub fn out_dir(&self) -> &Path {
+        &self.out
+    }
+
+    fn account(&mut self, stats: &StepStats) {
+        let s = &mut self.state;
+        s.max_overlap_ratio = s.max_overlap_ratio.max(stats.max_overlap_ratio);
+        s.grain_steps += self.exp.world.grain_count() as u64;
+        for (acc, d) in s.stage_seconds.iter_mut().zip([
+            stats.predict,
+            stats.bounds,
+            stats.broad,
+            stats.narrow,
+            stats.forces,
+            stats.correct,
+        ]) {
+            *acc += d.as_secs_f64();
+        }
+        s.last_contacts = stats.contacts;
+        s.last_coordination = stats.coordination;
+    }
+
+    /// The grains now, for the probes.
+    #[must_use]
+    pub fn sample(&self) -> Sample {
+        let world = &self.exp.world;
+        let up = up_direction(v3(self.exp.scenario.gravity));
+        let shapes = world.shapes();
+        let grains = world
+            .grains()
+            .filter_map(|id| world.grain(id).ok())
+            .filter_map(|state| {
+                let shape = shapes.get(state.shape).ok()?;
+                let local_up = state.pose.rotation.conjugate() * up;
+                let reach = shape
+                    .body
+                    .vertices()
+                    .iter()
+                    .map(|v| local_up.dot(*v))
+                    .fold(f64::NEG_INFINITY, f64::max);
+                Some(GrainRecord {
+                    population: self
+                        .state
+                        .grain_population
+                        .get(state.id.0 as usize)
+                        .copied()
+                        .unwrap_or(0) as usize,
+                    volume: shape.volume,
+                    top: up.dot(state.pose.position) + reach,
+                    state,
+                })
+            })
+            .collect();
+        Sample {
+            time: world.time(),
+            up,
+            grains,
+        }
+    }
+
+    /// Total kinetic energy now.
+    #[must_use]
+    pub fn kinetic_energy(&self) -> f64 {
+        let world = &self.exp.world;
+        world
+            .grains()
+            .filter_map(|id| world.grain(id).ok())
+            .map(|g| kinetic_energy(&g))
+            .sum()
+    }
+
+    fn output_row(&mut self) -> Result<(), ScenarioError> {
+        let sample = self.sample();
+        let energy: f64 = sample.grains.iter().map(|g| kinetic_energy(&g.state)).sum();
+        let mut row = vec![
+            sample.time,
+            sample.grains.len() as f64,
+            energy,
+            self.state.last_contacts as f64,
+            self.state.last_coordination,
+            self.exp.world.stats().max_overlap_ratio,
+        ];
+        for probe in &mut self.state.probes {
+            row.extend(probe.sample(&sample));
+        }
+        self.state
+            .series
+            .push(row)
+            .map_err(|e| ScenarioError::Engine {
+                path: self.exp.path.clone(),
+                context: "time series".into(),
+                message: e.to_string(),
+            })
+    }
+
+    fn check_rest(&mut self) {
+        let Some(rest) = &self.exp.scenario.time.stop_at_rest else {
+            return;
+        };
+        let pouring_done = self
+            .exp
+            .populations
+            .iter()
+            .zip(&self.state.poured)
+            .all(|(p, &n)| p.pour.is_none() || n >= p.count);
+        let grains = self.exp.world.grain_count();
+        if !pouring_done || grains == 0 || self.exp.world.time() < rest.after {
+            return;
+        }
+        if self.kinetic_energy() / (grains as f64) < rest.kinetic_energy_per_grain {
+            self.state.at_rest = true;
+        }
+    }
+
+    fn frame(&mut self) -> Result<(), ScenarioError> {
+        let index = self.state.frames.len() / 2;
+        let time = self.exp.world.time();
+        let files = write_frame(&self.exp, &self.out, index, &self.state.grain_population)?;
+        for (part, file) in files.into_iter().enumerate() {
+            self.state.frames.push(PvdEntry {
+                time,
+                part: part as u32,
+                file,
+            });
+        }
+        let pvd = self.out.join(PVD_FILE);
+        write_pvd(&pvd, &self.state.frames).map_err(|source| io_error(&pvd, source))
+    }
+
+    /// Writes a checkpoint now.
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    pub fn checkpoint(&mut self) -> Result<(), ScenarioError> {
+        self.state.last_checkpoint = Some(self.exp.world.time());
+        let cp = Checkpoint {
+            scenario: to_ron(&self.exp.scenario)?,
+            source: self.exp.path.display().to_string(),
+            state: self.state.clone(),
+            world: self.exp.world.snapshot(),
+        };
+        checkpoint::write(&self.out.join(CHECKPOINT_FILE), &cp)
+    }
+
+    /// Adds the grains of pouring populations that are due: grain number `n` of a
+    /// population appears at the first step at or after `start + n / rate`, on the next
+    /// free site of its region.
+    fn pour(&mut self) -> Result<(), ScenarioError> {
+        let time = self.exp.world.time();
+        let seed = self.exp.scenario.seed;
+        for p in 0..self.exp.populations.len() {
+            let Some(pour) = self.exp.populations[p].pour.clone() else {
+                continue;
+            };
+            let pop = &self.exp.populations[p];
+            if self.state.poured[p] >= pop.count || time < pour.start {
+                continue;
+            }
+            let due = (((time - pour.start) * pour.rate).floor() as usize + 1).min(pop.count);
+            if self.state.poured[p] >= due {
+                continue;
+            }
+            // Grains near the region block sites.
+            let reach = pop.radius + self.max_radius();
+            let occupied: Vec<DVec3> = {
+                let world = &self.exp.world;
+                world
+                    .grains()
+                    .filter_map(|id| world.grain(id).ok())
+                    .map(|g| g.pose.position)
+                    .collect()
+            };
+            let mut placed: Vec<DVec3> = Vec::new();
+            let sites = pour.sites.len();
+            let mut tried = 0;
+            while self.state.poured[p] < due && tried < sites {
+                let site = pour.sites[self.state.site_cursor[p] % sites];
+                self.state.site_cursor[p] = (self.state.site_cursor[p] + 1) % sites;
+                tried += 1;
+                let blocked = occupied
+                    .iter()
+                    .chain(&placed)
+                    .any(|q| q.distance_squared(site) < reach * reach);
+                if blocked {
+                    continue;
+                }
+                let j = self.state.poured[p];
+                let mut rng = grain_rng(seed, p, j);
+                let orientation = random_rotation(&mut rng);
+                let position = jittered(site, pour.slack, 0.5, &mut rng);
+                let desc = grain_desc(&self.exp.populations[p], j, position, orientation);
+                let id = self
+                    .exp
+                    .world
+                    .add_grain(desc)
+                    .map_err(|e| ScenarioError::Engine {
+                        path: self.exp.path.clone(),
+                        context: format!("pouring grains[{p}] grain {j}"),
+                        message: e.to_string(),
+                    })?;
+                self.register(id, p);
+                placed.push(site);
+                self.state.poured[p] += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn register(&mut self, id: GrainId, population: usize) {
+        let slot = id.0 as usize;
+        if self.state.grain_population.len() <= slot {
+            self.state.grain_population.resize(slot + 1, 0);
+        }
+        self.state.grain_population[slot] = population as u32;
+        self.exp.populations[population].grains.push(id);
+    }
+
+    fn max_radius(&self) -> f64 {
+        self.exp
+            .populations
+            .iter()
+            .map(|p| p.radius)
+            .fold(0.0, f64::max)
+    }
+}
+
+fn create_dirs(out: &Path) -> Result<(), ScenarioError> {
+    for dir in [out.to_path_buf(), out.join("frames"), out.join("plots")] {
+        std::fs::create_dir_all(&dir).map_err(|source| io_error(&dir, source))?;
+    }
+    Ok(())
+}
+
+/// An I/O error on `path`.
+#[must_use]
+pub fn io_error(path: &Path, source: std::io::Error) -> ScenarioError {
+    ScenarioError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Whether a placement pours.
+#[must_use]
+pub fn pours(placement: &Placement) -> bool {
+    matches!(placement, Placement::Pour { .. })
+}

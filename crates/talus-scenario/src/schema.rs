@@ -1,0 +1,441 @@
+//! The scenario file: one RON document describing a whole experiment, every coefficient
+//! named — the thesis' parameter file (app. D) as a typed schema.
+//!
+//! Every struct rejects fields it does not know (`deny_unknown_fields`), so a misspelt
+//! coefficient is an error rather than a silently ignored line. Optional fields have the
+//! defaults documented on them. Units are SI throughout: metres, seconds, kilograms.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// A vector in RON: `(x, y, z)`.
+pub type Vec3 = (f64, f64, f64);
+
+/// A whole experiment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// A name for output (summary, plots).
+    pub name: String,
+    /// Seed of every random choice (grain shapes, orientations, jitter, pouring).
+    pub seed: u64,
+    /// Time step, end and output cadence.
+    pub time: TimeSpec,
+    /// Acceleration of gravity (m/s²).
+    pub gravity: Vec3,
+    /// The integrator.
+    #[serde(default)]
+    pub integrator: Integrator,
+    /// The broad-phase method.
+    #[serde(default)]
+    pub broad_phase: BroadPhase,
+    /// How bounding boxes are computed.
+    #[serde(default)]
+    pub bounding: Bounding,
+    /// Growth of every bounding box on each side (m); default 0.
+    #[serde(default)]
+    pub margin: f64,
+    /// The materials, referred to by name.
+    pub materials: Vec<MaterialSpec>,
+    /// The contact force model.
+    pub force_model: ForceModelSpec,
+    /// Grain populations, added in this order.
+    pub grains: Vec<PopulationSpec>,
+    /// Walls, added in this order.
+    #[serde(default)]
+    pub walls: Vec<WallSpec>,
+    /// What is measured.
+    #[serde(default)]
+    pub measurements: Vec<MeasurementSpec>,
+    /// What is written.
+    #[serde(default)]
+    pub outputs: OutputSpec,
+}
+
+/// Time stepping.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TimeSpec {
+    /// Time step (s).
+    pub dt: f64,
+    /// Simulated time at which the run ends (s).
+    pub end: f64,
+    /// Interval between output rows and measurements (s).
+    pub output_interval: f64,
+    /// Interval between checkpoints (s); default: none except at the end.
+    #[serde(default)]
+    pub checkpoint_interval: Option<f64>,
+    /// End the run early once the grains are at rest.
+    #[serde(default)]
+    pub stop_at_rest: Option<RestSpec>,
+}
+
+/// When a run counts as settled.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RestSpec {
+    /// Not before this time (s).
+    pub after: f64,
+    /// Mean kinetic energy per grain below which the grains are at rest (J).
+    pub kinetic_energy_per_grain: f64,
+}
+
+/// The integrator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Integrator {
+    /// 6-value Gear predictor–corrector (§3.7).
+    #[default]
+    Gear,
+    /// Velocity Verlet.
+    Verlet,
+}
+
+/// The broad-phase method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum BroadPhase {
+    /// Incremental sweep and prune (§4.1).
+    #[default]
+    SweepAndPrune,
+    /// Uniform grid (linked cells).
+    Grid,
+    /// Every pair of boxes (for checks only: O(n²)).
+    BruteForce,
+}
+
+/// How bounding boxes are computed (the thesis' BBOX switch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Bounding {
+    /// Extreme vertex coordinates.
+    #[default]
+    MinMax,
+    /// The box of an enclosing ellipsoid.
+    Ellipsoid,
+}
+
+/// A material.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaterialSpec {
+    /// Name, referred to by populations.
+    pub name: String,
+    /// Density (kg/m³).
+    pub density: f64,
+}
+
+/// The contact force model, by its registered name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForceModelSpec {
+    /// Registered name (`volumetric`, `volumetric_yade`, `energy_conserving`, or a model a
+    /// program registered).
+    pub name: String,
+    /// Coefficients by name; those left out take the model's defaults.
+    #[serde(default)]
+    pub coefficients: BTreeMap<String, f64>,
+}
+
+/// A population of grains of one kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PopulationSpec {
+    /// Name, referred to by measurements.
+    pub name: String,
+    /// Number of grains.
+    pub count: usize,
+    /// Vertices per grain (4 to 10000), on an ellipsoid (§3.1).
+    pub vertices: usize,
+    /// Semi-axes of the ellipsoid (m).
+    pub semi_axes: Vec3,
+    /// Relative spread of the grain size: scale factors are uniform in
+    /// [1 − spread, 1 + spread]; default 0, allowed [0, 0.9].
+    #[serde(default)]
+    pub size_spread: f64,
+    /// Number of distinct grain shapes the population cycles through; default
+    /// min(count, 32).
+    #[serde(default)]
+    pub distinct_shapes: Option<usize>,
+    /// Material name.
+    pub material: String,
+    /// How the grains are placed.
+    pub placement: Placement,
+    /// Initial velocity of every grain (m/s); default at rest.
+    #[serde(default)]
+    pub velocity: Option<Vec3>,
+}
+
+/// Where grains start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum Placement {
+    /// Fill the box `min`–`max` from the bottom up on a lattice; centres are jittered by up
+    /// to `jitter` times the free space around a grain. With `Random` orientations the
+    /// lattice is cubic with the largest grain diameter times `1 + gap` as spacing; with
+    /// `Aligned` grains (the generating ellipsoid's axes along x, y, z) the spacing along
+    /// each axis is the ellipsoid's extent times `1 + gap`, a denser start.
+    Lattice {
+        /// Lower corner of the region (m).
+        min: Vec3,
+        /// Upper corner of the region (m).
+        max: Vec3,
+        /// Extra space between lattice sites, relative to the largest diameter; default 0.05.
+        #[serde(default)]
+        gap: Option<f64>,
+        /// Random displacement within the free space, in [0, 1]; default 0.5.
+        #[serde(default)]
+        jitter: Option<f64>,
+        /// Orientation of the grains; default `Random`.
+        #[serde(default)]
+        orientation: Orientation,
+    },
+    /// Pour: grains appear in the box `min`–`max` (on lattice sites that are free) at up
+    /// to `rate` grains per second from time `start`, with `velocity`.
+    Pour {
+        /// Lower corner of the region (m).
+        min: Vec3,
+        /// Upper corner of the region (m).
+        max: Vec3,
+        /// Grains per second.
+        rate: f64,
+        /// Time of the first grain (s); default 0.
+        #[serde(default)]
+        start: f64,
+    },
+    /// Grains at the given centres (m), one per grain.
+    Points(Vec<Vec3>),
+}
+
+/// How grains placed on a lattice are turned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Orientation {
+    /// Uniformly random.
+    #[default]
+    Random,
+    /// The generating ellipsoid's axes along x, y and z.
+    Aligned,
+}
+
+/// A wall: its solid, its motion and when it goes away.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WallSpec {
+    /// Name, referred to by measurements; a wall made of several bodies (box, hopper,
+    /// drum) names them `name/part`.
+    pub name: String,
+    /// The solid.
+    pub shape: WallShape,
+    /// Its motion; default fixed.
+    #[serde(default)]
+    pub motion: MotionSpec,
+    /// Time from which the wall no longer exists (s); default never.
+    #[serde(default)]
+    pub removed_at: Option<f64>,
+}
+
+/// Wall solids.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum WallShape {
+    /// The half-space behind the plane through `point`; `normal` points into the space
+    /// where grains are.
+    Plane {
+        /// A point of the plane (m).
+        point: Vec3,
+        /// Normal towards the grains.
+        normal: Vec3,
+    },
+    /// A rectangular slab (a plate or block) of edge lengths `size`, centred at `center`,
+    /// turned by `rotation`.
+    Slab {
+        /// Centre (m).
+        center: Vec3,
+        /// Edge lengths along its own x, y, z (m).
+        size: Vec3,
+        /// Orientation; default none.
+        #[serde(default)]
+        rotation: Option<RotationSpec>,
+    },
+    /// An open-top box of plates of thickness `thickness` whose inside is `min`–`max`:
+    /// a floor and four side plates named `floor`, `x_min`, `x_max`, `y_min`, `y_max`.
+    Box {
+        /// Lower corner of the inside (m).
+        min: Vec3,
+        /// Upper corner of the inside (m).
+        max: Vec3,
+        /// Plate thickness (m).
+        thickness: f64,
+        /// Side plates left out (of `x_min`, `x_max`, `y_min`, `y_max`); default none.
+        #[serde(default)]
+        open: Vec<String>,
+    },
+    /// A funnel: plates inclined at `wall_angle_deg` to the horizontal down to an orifice of
+    /// width `orifice` centred at `center` (the orifice's mid-point), rising `height`.
+    /// `Wedge` has two plates (a slot orifice of length `depth` along y, closed by two
+    /// vertical plates); `Pyramid` has four (a square orifice).
+    Hopper {
+        /// Centre of the orifice (m).
+        center: Vec3,
+        /// Orifice width (m).
+        orifice: f64,
+        /// Angle of the plates to the horizontal, in (0°, 90°).
+        wall_angle_deg: f64,
+        /// Vertical extent of the funnel (m).
+        height: f64,
+        /// Extent along y of a wedge hopper (m); ignored for a pyramid.
+        depth: f64,
+        /// Plate thickness (m).
+        thickness: f64,
+        /// Wedge or pyramid.
+        kind: HopperKind,
+    },
+    /// A drum: `segments` plates forming a polygonal cylinder of inner radius `radius` and
+    /// length `length` about `axis` through `center`, closed by two end plates.
+    Drum {
+        /// Centre (m).
+        center: Vec3,
+        /// Axis direction.
+        axis: Vec3,
+        /// Inner radius (m).
+        radius: f64,
+        /// Inner length along the axis (m).
+        length: f64,
+        /// Plates around the circumference (≥ 6).
+        segments: usize,
+        /// Plate thickness (m).
+        thickness: f64,
+    },
+}
+
+/// Funnel form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HopperKind {
+    /// Two inclined plates and two vertical ones: a slot orifice.
+    Wedge,
+    /// Four inclined plates: a square orifice.
+    Pyramid,
+}
+
+/// A rotation by an angle about an axis.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RotationSpec {
+    /// Axis.
+    pub axis: Vec3,
+    /// Angle (degrees, counter-clockwise about the axis).
+    pub angle_deg: f64,
+}
+
+/// How a wall moves.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum MotionSpec {
+    /// At rest.
+    #[default]
+    Fixed,
+    /// `x(t) = x₀ + direction · amplitude · sin(2π frequency t + phase)` (§1.2.2).
+    Oscillate {
+        /// Direction.
+        direction: Vec3,
+        /// Amplitude (m).
+        amplitude: f64,
+        /// Frequency (Hz).
+        frequency: f64,
+        /// Phase (rad); default 0.
+        #[serde(default)]
+        phase: f64,
+    },
+    /// Constant rotation about the axis through `center`.
+    Rotate {
+        /// Axis.
+        axis: Vec3,
+        /// A point of the axis (m).
+        center: Vec3,
+        /// Rate (rad/s, counter-clockwise about the axis).
+        angular_velocity: f64,
+    },
+}
+
+/// A measurement: what is computed from the grains during and after the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum MeasurementSpec {
+    /// The angle of repose of a pile's free surface (§1.2.1): grains' highest points binned
+    /// along `direction` (horizontal, from the pile's back towards its toe), a line fitted
+    /// over the middle of the slope.
+    AngleOfRepose {
+        /// Horizontal direction along which the surface falls.
+        direction: Vec3,
+        /// Height of the floor the pile stands on (m).
+        floor: f64,
+        /// Range of the coordinate along `direction` that is binned (m).
+        range: (f64, f64),
+        /// Number of bins; default 24.
+        #[serde(default)]
+        bins: Option<usize>,
+        /// Fraction of the pile height between which the slope is fitted; default
+        /// (0.2, 0.8).
+        #[serde(default)]
+        fit: Option<(f64, f64)>,
+    },
+    /// A vibrated bed (§1.2.2): solid fraction per layer, granular temperature, and the
+    /// height of an intruder grain (Brazil nut).
+    Vibration {
+        /// The wall whose oscillation drives the bed (for Γ = A(2πf)²/g).
+        driver: String,
+        /// The population of the intruder (its first grain is tracked).
+        intruder: Option<String>,
+        /// Region whose layers are measured (m).
+        min: Vec3,
+        /// Upper corner of that region (m).
+        max: Vec3,
+        /// Number of layers; default 10.
+        #[serde(default)]
+        layers: Option<usize>,
+    },
+    /// Discharge from a hopper (§1.2.3): grains whose centre falls below `outlet_z` are
+    /// counted and removed; flow rate over the steady part, clogging, and the force on the
+    /// listed walls with its power spectrum.
+    Discharge {
+        /// Height below which grains count as discharged (m).
+        outlet_z: f64,
+        /// The gate wall; its removal time is when the flow starts.
+        gate: String,
+        /// No outflow for this long (s) at the end counts as clogged; default 0.2.
+        #[serde(default)]
+        clog_window: Option<f64>,
+        /// Walls whose total force is recorded (names or `name/part` prefixes).
+        force_walls: Vec<String>,
+        /// Interval between force samples for the spectrum (s); default 1e-3.
+        #[serde(default)]
+        force_sample_interval: Option<f64>,
+        /// Fraction of the final discharged mass between which the rate is fitted; default
+        /// (0.2, 0.8).
+        #[serde(default)]
+        fit: Option<(f64, f64)>,
+    },
+}
+
+/// What is written besides `summary.json` and `timeseries.csv` (always written).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutputSpec {
+    /// Interval between ParaView frames (s); default none (no frames).
+    #[serde(default)]
+    pub frame_interval: Option<f64>,
+    /// Whether PNG plots are drawn at the end; default true.
+    #[serde(default = "yes")]
+    pub plots: bool,
+}
+
+impl Default for OutputSpec {
+    fn default() -> Self {
+        OutputSpec {
+            frame_interval: None,
+            plots: true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
