@@ -72,7 +72,11 @@ pub fn check_file(args: &CheckArgs) -> Result<(), String> {
         );
         return Ok(());
     }
-    println!("{}: ok — scenario '{}'", args.file.display(), report.scenario);
+    println!(
+        "{}: ok — scenario '{}'",
+        args.file.display(),
+        report.scenario
+    );
     println!(
         "  grains:           {} ({} placed at the start, {} poured)",
         report.grains,
@@ -158,10 +162,8 @@ fn drive(runner: &mut Runner, quiet: bool) -> Result<(), String> {
         bar.set_draw_target(ProgressDrawTarget::hidden());
     }
     bar.set_style(
-        ProgressStyle::with_template(
-            "{bar:30} {percent:>3}% | {msg} | ETA {eta}",
-        )
-        .map_err(|e| e.to_string())?,
+        ProgressStyle::with_template("{bar:30} {percent:>3}% | {msg} | ETA {eta}")
+            .map_err(|e| e.to_string())?,
     );
     bar.set_position(runner.exp.world.steps());
     let mut update = |p: &Progress| {

@@ -149,7 +149,8 @@ impl BlowUpCheck {
     #[must_use]
     pub fn after_step(&self, exp: &Experiment, stats: &StepStats, step: u64) -> Option<Failure> {
         let world = &exp.world;
-        if !stats.max_overlap_ratio.is_finite() || stats.max_overlap_ratio > self.limits.overlap_ratio
+        if !stats.max_overlap_ratio.is_finite()
+            || stats.max_overlap_ratio > self.limits.overlap_ratio
         {
             // The grain that feels the largest contact force is the likely culprit.
             let mut worst: Option<(GrainId, f64)> = None;
@@ -198,7 +199,11 @@ impl Failure {
     pub fn message(&self, exp: &Experiment, state: &RunState, out: &Path) -> String {
         let world = &exp.world;
         let name = |id: GrainId| {
-            let p = state.grain_population.get(id.0 as usize).copied().unwrap_or(0) as usize;
+            let p = state
+                .grain_population
+                .get(id.0 as usize)
+                .copied()
+                .unwrap_or(0) as usize;
             let pop = exp.populations.get(p).map_or("?", |p| p.name.as_str());
             let at = world
                 .grain(id)
@@ -211,7 +216,10 @@ impl Failure {
         };
         let what = match self {
             Failure::NotFinite { grain } => {
-                format!("{} has a position or velocity that is not a number", name(*grain))
+                format!(
+                    "{} has a position or velocity that is not a number",
+                    name(*grain)
+                )
             }
             Failure::TooFast {
                 grain,
@@ -225,7 +233,10 @@ impl Failure {
                 "two bodies overlap by {:.1} % of the grain size (sane contacts stay below {:.0} %){}",
                 100.0 * ratio,
                 100.0 * MAX_OVERLAP_RATIO,
-                grain.map_or(String::new(), |g| format!("; the largest contact force acts on {}", name(g)))
+                grain.map_or(String::new(), |g| format!(
+                    "; the largest contact force acts on {}",
+                    name(g)
+                ))
             ),
         };
         let dt = exp.scenario.time.dt;

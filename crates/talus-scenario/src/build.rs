@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use rand::Rng;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
-use talus_geom::glam::{DMat3, DQuat, DVec3};
 use talus_geom::generate::{ellipsoid_grain, rectangular_box};
+use talus_geom::glam::{DMat3, DQuat, DVec3};
 use talus_geom::{BoundingEllipsoid, Pose};
 use talus_sim::broad::BroadPhaseKind;
 use talus_sim::force::{Coefficients, ForceModelRegistry, critical_time_step};
@@ -155,7 +155,8 @@ pub fn build(
         },
         threads,
     };
-    let mut world = World::new(params).map_err(|e| engine("simulation parameters", e.to_string()))?;
+    let mut world =
+        World::new(params).map_err(|e| engine("simulation parameters", e.to_string()))?;
 
     let model = registry
         .build(
@@ -197,8 +198,9 @@ pub fn build(
             let scale = 1.0 + spec.size_spread * (2.0 * rng.random::<f64>() - 1.0);
             let poly = ellipsoid_grain(spec.vertices, semi * scale, &mut rng)
                 .map_err(|e| engine(&field, e.to_string()))?;
-            let ellipsoid = BoundingEllipsoid::enclosing(&poly, DVec3::ZERO, DMat3::IDENTITY, semi * scale)
-                .map_err(|e| engine(&field, e.to_string()))?;
+            let ellipsoid =
+                BoundingEllipsoid::enclosing(&poly, DVec3::ZERO, DMat3::IDENTITY, semi * scale)
+                    .map_err(|e| engine(&field, e.to_string()))?;
             let id = world
                 .add_shape(&format!("{}/{k}", spec.name), &poly, Some(ellipsoid))
                 .map_err(|e| engine(&field, e.to_string()))?;
@@ -388,7 +390,10 @@ pub fn build(
                 let shape = &shapes.shapes()[d.shape.0 as usize];
                 PlacedGrain {
                     shape: &shape.body,
-                    pose: Pose::new(d.position, (d.orientation * shape.body_to_input).normalize()),
+                    pose: Pose::new(
+                        d.position,
+                        (d.orientation * shape.body_to_input).normalize(),
+                    ),
                     radius: shape.radius,
                 }
             })
@@ -442,12 +447,7 @@ pub fn build(
 
 /// The description of grain `j` of a population.
 #[must_use]
-pub fn grain_desc(
-    pop: &Population,
-    j: usize,
-    position: DVec3,
-    orientation: DQuat,
-) -> GrainDesc {
+pub fn grain_desc(pop: &Population, j: usize, position: DVec3, orientation: DQuat) -> GrainDesc {
     GrainDesc {
         shape: pop.shapes[j % pop.shapes.len()],
         material: pop.material,

@@ -74,8 +74,8 @@ pub fn check(
         .iter()
         .map(|shape| shape.body.vertices().len() * SHAPE_BYTES_PER_VERTEX)
         .sum();
-    let memory_bytes = grains * (world.bytes_per_grain() + CONTACTS_PER_GRAIN * BYTES_PER_CONTACT)
-        + shape_bytes;
+    let memory_bytes =
+        grains * (world.bytes_per_grain() + CONTACTS_PER_GRAIN * BYTES_PER_CONTACT) + shape_bytes;
 
     let mut warnings = Vec::new();
     let ratio = s.time.dt / exp.critical_dt;
@@ -100,7 +100,10 @@ pub fn check(
                 ));
             }
             if t > s.time.end {
-                warnings.push(format!("{name} = {t} s is longer than the run ({} s)", s.time.end));
+                warnings.push(format!(
+                    "{name} = {t} s is longer than the run ({} s)",
+                    s.time.end
+                ));
             }
         }
     }
@@ -126,7 +129,10 @@ pub fn check(
             "grains with more than 200 vertices: the narrow phase is fast at any count, but bounding boxes by min-max grow with it (bounding: Ellipsoid is O(1))".into(),
         );
     }
-    if s.outputs.frame_interval.is_some_and(|f| f < s.time.end / 2000.0) {
+    if s.outputs
+        .frame_interval
+        .is_some_and(|f| f < s.time.end / 2000.0)
+    {
         warnings.push("more than 2000 frames will be written".into());
     }
     Ok(CheckReport {

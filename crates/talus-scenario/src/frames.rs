@@ -27,7 +27,10 @@ pub fn write_frame(
     let world = &exp.world;
     let time = world.time();
     let shapes = world.shapes();
-    let states: Vec<_> = world.grains().filter_map(|id| world.grain(id).ok()).collect();
+    let states: Vec<_> = world
+        .grains()
+        .filter_map(|id| world.grain(id).ok())
+        .collect();
     let grains: Vec<GrainFrame> = states
         .iter()
         .filter_map(|g| {
@@ -35,6 +38,7 @@ pub fn write_frame(
             Some(GrainFrame {
                 id: g.id.0,
                 material: u32::from(g.material.0),
+                population: grain_population.get(g.id.0 as usize).copied().unwrap_or(0),
                 shape: &shape.body,
                 pose: g.pose,
                 velocity: g.velocity,
@@ -64,7 +68,10 @@ pub fn write_frame(
             let thickness = 0.01 * size;
             let foot = center - n * n.dot(center - state.pose.position);
             if let Ok(plate) = rectangular_box(DVec3::new(size, size, thickness)) {
-                let pose = Pose::new(foot - n * (0.5 * thickness), DQuat::from_rotation_arc(DVec3::Z, n));
+                let pose = Pose::new(
+                    foot - n * (0.5 * thickness),
+                    DQuat::from_rotation_arc(DVec3::Z, n),
+                );
                 plates.push((w, plate, pose));
             }
         }

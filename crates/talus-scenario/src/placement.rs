@@ -120,7 +120,12 @@ pub fn overlaps_wall(grain: &PlacedGrain, wall: &Wall) -> bool {
 
 /// Whether two polyhedra penetrate.
 #[must_use]
-pub fn penetrates(a: &ConvexPolyhedron, pose_a: &Pose, b: &ConvexPolyhedron, pose_b: &Pose) -> bool {
+pub fn penetrates(
+    a: &ConvexPolyhedron,
+    pose_a: &Pose,
+    b: &ConvexPolyhedron,
+    pose_b: &Pose,
+) -> bool {
     let mut cache = FeatureCache::default();
     matches!(
         closest_features(a, pose_a, b, pose_b, &mut cache),

@@ -84,12 +84,23 @@ pub fn summary(runner: &Runner, status: &Status) -> Value {
     put("wall_seconds", json_number(Some(state.wall_seconds)));
     put(
         "grain_steps_per_second",
-        json_number(Some(state.grain_steps as f64 / state.wall_seconds.max(1e-9))),
+        json_number(Some(
+            state.grain_steps as f64 / state.wall_seconds.max(1e-9),
+        )),
     );
-    put("mean_coordination", json_number(Some(state.last_coordination)));
+    put(
+        "mean_coordination",
+        json_number(Some(state.last_coordination)),
+    );
     put("contacts", Value::from(state.last_contacts));
-    put("max_overlap_ratio", json_number(Some(state.max_overlap_ratio)));
-    put("final_kinetic_energy", json_number(Some(runner.kinetic_energy())));
+    put(
+        "max_overlap_ratio",
+        json_number(Some(state.max_overlap_ratio)),
+    );
+    put(
+        "final_kinetic_energy",
+        json_number(Some(runner.kinetic_energy())),
+    );
     put("threads", Value::from(world.params().threads));
     let stages = ["predict", "bounds", "broad", "narrow", "forces", "correct"];
     put(

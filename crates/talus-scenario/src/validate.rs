@@ -27,9 +27,17 @@ pub fn validate(scenario: &Scenario, path: &Path) -> Vec<ScenarioError> {
     for (i, w) in scenario.walls.iter().enumerate() {
         let f = format!("walls[{i}]");
         if w.name.is_empty() || w.name.contains('/') {
-            c.fail(&format!("{f}.name"), format!("'{}'", w.name), "a non-empty name without '/'");
+            c.fail(
+                &format!("{f}.name"),
+                format!("'{}'", w.name),
+                "a non-empty name without '/'",
+            );
         } else if names.contains(&w.name.as_str()) {
-            c.fail(&format!("{f}.name"), format!("'{}' is used twice", w.name), "unique wall names");
+            c.fail(
+                &format!("{f}.name"),
+                format!("'{}' is used twice", w.name),
+                "unique wall names",
+            );
         }
         names.push(&w.name);
         c.wall_shape(&f, &w.shape, scenario);
@@ -92,7 +100,11 @@ impl Checker {
         }
         let ok = v.0 * v.0 + v.1 * v.1 + v.2 * v.2 > 0.0;
         if !ok {
-            self.fail(field, "the zero vector has no direction".into(), "a non-zero vector");
+            self.fail(
+                field,
+                "the zero vector has no direction".into(),
+                "a non-zero vector",
+            );
         }
         ok
     }
@@ -100,7 +112,11 @@ impl Checker {
     fn positive_vec(&mut self, field: &str, v: Vec3) -> bool {
         let ok = [v.0, v.1, v.2].iter().all(|x| x.is_finite() && *x > 0.0);
         if !ok {
-            self.fail(field, format!("{v:?} is not allowed"), "three finite lengths > 0");
+            self.fail(
+                field,
+                format!("{v:?} is not allowed"),
+                "three finite lengths > 0",
+            );
         }
         ok
     }
@@ -123,13 +139,21 @@ impl Checker {
 
     fn at_least_dt(&mut self, field: &str, t: f64, dt: f64) {
         if self.positive(field, t) && dt.is_finite() && dt > 0.0 && t < dt {
-            self.fail(field, format!("{t} is shorter than the time step {dt}"), "an interval ≥ time.dt");
+            self.fail(
+                field,
+                format!("{t} is shorter than the time step {dt}"),
+                "an interval ≥ time.dt",
+            );
         }
     }
 
     fn fraction_range(&mut self, field: &str, r: (f64, f64)) {
         if !(r.0.is_finite() && r.1.is_finite() && 0.0 <= r.0 && r.0 < r.1 && r.1 <= 1.0) {
-            self.fail(field, format!("{r:?} is not allowed"), "(a, b) with 0 ≤ a < b ≤ 1");
+            self.fail(
+                field,
+                format!("{r:?} is not allowed"),
+                "(a, b) with 0 ≤ a < b ≤ 1",
+            );
         }
     }
 
@@ -140,10 +164,18 @@ impl Checker {
         let t = &s.time;
         let dt_ok = self.positive("time.dt", t.dt);
         if self.positive("time.end", t.end) && dt_ok && t.end < t.dt {
-            self.fail("time.end", format!("{} is shorter than one step", t.end), "end ≥ dt");
+            self.fail(
+                "time.end",
+                format!("{} is shorter than one step", t.end),
+                "end ≥ dt",
+            );
         }
         if dt_ok && t.end.is_finite() && t.end / t.dt > 1e12 {
-            self.fail("time.end", format!("{} steps", t.end / t.dt), "at most 10^12 steps");
+            self.fail(
+                "time.end",
+                format!("{} steps", t.end / t.dt),
+                "at most 10^12 steps",
+            );
         }
         self.at_least_dt("time.output_interval", t.output_interval, t.dt);
         if let Some(c) = t.checkpoint_interval {
@@ -163,7 +195,11 @@ impl Checker {
         }
         for (i, m) in s.materials.iter().enumerate() {
             if m.name.is_empty() {
-                self.fail(&format!("materials[{i}].name"), "empty".into(), "a non-empty name");
+                self.fail(
+                    &format!("materials[{i}].name"),
+                    "empty".into(),
+                    "a non-empty name",
+                );
             }
             if s.materials[..i].iter().any(|o| o.name == m.name) {
                 self.fail(
@@ -175,7 +211,11 @@ impl Checker {
             self.positive(&format!("materials[{i}].density"), m.density);
         }
         if s.materials.len() > usize::from(u16::MAX) {
-            self.fail("materials", format!("{} materials", s.materials.len()), "at most 65535");
+            self.fail(
+                "materials",
+                format!("{} materials", s.materials.len()),
+                "at most 65535",
+            );
         }
         for (name, value) in &s.force_model.coefficients {
             if !value.is_finite() {
@@ -187,7 +227,11 @@ impl Checker {
             }
         }
         if s.grains.is_empty() {
-            self.fail("grains", "no grain population".into(), "at least one population");
+            self.fail(
+                "grains",
+                "no grain population".into(),
+                "at least one population",
+            );
         }
     }
 
@@ -204,7 +248,11 @@ impl Checker {
             );
         }
         if p.count == 0 || p.count > 10_000_000 {
-            self.fail(&format!("{f}.count"), format!("{} grains", p.count), "1 to 10^7 grains");
+            self.fail(
+                &format!("{f}.count"),
+                format!("{} grains", p.count),
+                "1 to 10^7 grains",
+            );
         }
         if !(4..=MAX_VERTICES).contains(&p.vertices) {
             self.fail(
@@ -253,12 +301,20 @@ impl Checker {
                 if let Some(g) = gap
                     && !(g.is_finite() && (0.0..=10.0).contains(g))
                 {
-                    self.fail(&format!("{f}.gap"), format!("{g} is not allowed"), "a gap in [0, 10]");
+                    self.fail(
+                        &format!("{f}.gap"),
+                        format!("{g} is not allowed"),
+                        "a gap in [0, 10]",
+                    );
                 }
                 if let Some(j) = jitter
                     && !(j.is_finite() && (0.0..=1.0).contains(j))
                 {
-                    self.fail(&format!("{f}.jitter"), format!("{j} is not allowed"), "a jitter in [0, 1]");
+                    self.fail(
+                        &format!("{f}.jitter"),
+                        format!("{j} is not allowed"),
+                        "a jitter in [0, 1]",
+                    );
                 }
             }
             Placement::Pour {
@@ -303,7 +359,11 @@ impl Checker {
                 if let Some(r) = rotation {
                     self.direction(&format!("{f}.rotation.axis"), r.axis);
                     if !r.angle_deg.is_finite() {
-                        self.fail(&format!("{f}.rotation.angle_deg"), format!("{}", r.angle_deg), "a finite angle");
+                        self.fail(
+                            &format!("{f}.rotation.angle_deg"),
+                            format!("{}", r.angle_deg),
+                            "a finite angle",
+                        );
                     }
                 }
             }
@@ -347,7 +407,8 @@ impl Checker {
                         );
                     }
                 }
-                if !(wall_angle_deg.is_finite() && *wall_angle_deg > 0.0 && *wall_angle_deg < 90.0) {
+                if !(wall_angle_deg.is_finite() && *wall_angle_deg > 0.0 && *wall_angle_deg < 90.0)
+                {
                     self.fail(
                         &format!("{f}.wall_angle_deg"),
                         format!("{wall_angle_deg}° is not allowed"),
@@ -374,7 +435,11 @@ impl Checker {
                 self.positive(&format!("{f}.length"), *length);
                 self.positive(&format!("{f}.thickness"), *thickness);
                 if !(6..=720).contains(segments) {
-                    self.fail(&format!("{f}.segments"), format!("{segments}"), "6 to 720 plates");
+                    self.fail(
+                        &format!("{f}.segments"),
+                        format!("{segments}"),
+                        "6 to 720 plates",
+                    );
                 }
             }
         }
@@ -444,7 +509,11 @@ impl Checker {
                     self.fail(&format!("{f}.floor"), format!("{floor}"), "a finite height");
                 }
                 if !(range.0.is_finite() && range.1.is_finite() && range.0 < range.1) {
-                    self.fail(&format!("{f}.range"), format!("{range:?}"), "(from, to) with from < to");
+                    self.fail(
+                        &format!("{f}.range"),
+                        format!("{range:?}"),
+                        "(from, to) with from < to",
+                    );
                 }
                 if let Some(b) = bins
                     && !(3..=10_000).contains(b)
@@ -500,7 +569,11 @@ impl Checker {
                 fit,
             } => {
                 if !outlet_z.is_finite() {
-                    self.fail(&format!("{f}.outlet_z"), format!("{outlet_z}"), "a finite height");
+                    self.fail(
+                        &format!("{f}.outlet_z"),
+                        format!("{outlet_z}"),
+                        "a finite height",
+                    );
                 }
                 match s.walls.iter().find(|w| &w.name == gate) {
                     None => self.fail(

@@ -37,7 +37,11 @@ fn every_broken_config_gives_its_error() {
             .lines()
             .filter_map(|l| l.strip_prefix("// expect: "))
             .collect();
-        assert!(!expected.is_empty(), "{} names no expected error", file.display());
+        assert!(
+            !expected.is_empty(),
+            "{} names no expected error",
+            file.display()
+        );
         let errors = errors_of(&file);
         assert!(!errors.is_empty(), "{} was accepted", file.display());
         let all = errors.join("\n");

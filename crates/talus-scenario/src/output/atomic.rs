@@ -46,7 +46,10 @@ pub fn write_atomic_with(
     let dir = parent_dir(path);
     let temp = dir.join(temp_name(file_name));
     // `create_new` so that a stale file of another writer is never truncated under it.
-    let file = OpenOptions::new().write(true).create_new(true).open(&temp)?;
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)?;
     match fill_and_rename(file, &temp, path, f) {
         Ok(()) => {
             sync_dir(dir);
@@ -68,7 +71,9 @@ fn fill_and_rename(
 ) -> io::Result<()> {
     let mut writer = BufWriter::new(file);
     f(&mut writer)?;
-    let file = writer.into_inner().map_err(io::IntoInnerError::into_error)?;
+    let file = writer
+        .into_inner()
+        .map_err(io::IntoInnerError::into_error)?;
     // Data must be on disk before the rename makes it visible, or a crash could leave an
     // empty file under the final name on file systems that reorder metadata and data.
     file.sync_all()?;
@@ -107,10 +112,8 @@ mod tests {
     use super::*;
 
     fn scratch_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!(
-            "talus-output-atomic-{name}-{}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("talus-output-atomic-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
         dir

@@ -123,14 +123,27 @@ pub fn render_png_bytes(plot: &Plot) -> Result<Vec<u8>, PlotError> {
             .map_err(drawing_error)?;
         let root = backend.into_drawing_area();
         root.fill(&WHITE).map_err(drawing_error)?;
-        let series: Vec<Vec<Vec<(f64, f64)>>> = plot
+        let log_y = plot.log_y;
+        let drawable = |x: f64, y: f64| {
+            x.abs() <= MAX_MAGNITUDE && y.abs() <= MAX_MAGNITUDE && (!log_y || y > 0.0)
+        };
+        let mut series: Vec<Vec<Vec<(f64, f64)>>> = plot
             .series
             .iter()
-            .map(|s| drawable_runs(&s.points, plot.log_y))
+            .map(|s| drawable_runs(&s.points, drawable))
             .collect();
         let all = series.iter().flatten().flatten();
         let x_range = padded_range(all.clone().map(|p| p.0), false);
-        let y_range = padded_range(all.map(|p| p.1), plot.log_y);
+        let y_range = padded_range(all.map(|p| p.1), log_y);
+        if log_y {
+            // The log axis may have cut off the smallest values (see `padded_range`).
+            let bottom = y_range.start;
+            series = plot
+                .series
+                .iter()
+                .map(|s| drawable_runs(&s.points, |x, y| drawable(x, y) && y >= bottom))
+                .collect();
+        }
         if plot.log_y {
             draw(&root, plot, &series, x_range, y_range.log_scale())?;
         } else {
@@ -151,7 +164,8 @@ pub fn render_png_bytes(plot: &Plot) -> Result<Vec<u8>, PlotError> {
 /// Registers the embedded font with plotters once per process.
 fn register_embedded_font() -> Result<(), PlotError> {
     static REGISTERED: OnceLock<bool> = OnceLock::new();
-    let ok = *REGISTERED.get_or_init(|| register_font(FONT_FAMILY, FontStyle::Normal, FONT).is_ok());
+    let ok =
+        *REGISTERED.get_or_init(|| register_font(FONT_FAMILY, FontStyle::Normal, FONT).is_ok());
     if ok { Ok(()) } else { Err(PlotError::Font) }
 }
 
@@ -159,14 +173,14 @@ fn drawing_error(e: impl std::fmt::Display) -> PlotError {
     PlotError::Drawing(e.to_string())
 }
 
-/// Splits the points into runs of drawable points; a line is broken where a point is dropped
-/// rather than joined across the gap, which would suggest data that is not there.
-fn drawable_runs(points: &[(f64, f64)], log_y: bool) -> Vec<Vec<(f64, f64)>> {
+/// Splits the points into runs of points that pass `keep`; a line is broken where a point is
+/// dropped rather than joined across the gap, which would suggest data that is not there.
+fn drawable_runs(points: &[(f64, f64)], keep: impl Fn(f64, f64) -> bool) -> Vec<Vec<(f64, f64)>> {
     let mut runs = vec![Vec::new()];
     for &(x, y) in points {
-        let drawable = x.is_finite() && y.is_finite() && (!log_y || y > 0.0);
         match runs.last_mut() {
-            Some(run) if drawable => run.push((x, y)),
+            // `keep` is false for NaN, whose comparisons all fail.
+            Some(run) if keep(x, y) => run.push((x, y)),
             Some(run) if !run.is_empty() => runs.push(Vec::new()),
             _ => {}
         }
@@ -175,8 +189,13 @@ fn drawable_runs(points: &[(f64, f64)], log_y: bool) -> Vec<Vec<(f64, f64)>> {
     runs
 }
 
-/// The range of `values` with 5 % margin (in log space on a log axis), widened when all
-/// values are equal and defaulted when there are none.
+/// The range of `values` with 5 % margin (in decades on a log axis), widened around the value
+/// when all values are (nearly) equal, and a default when there are none.
+///
+/// Plotters computes tick positions with loops that never end when the span of a linear axis
+/// overflows or a log axis spans more than about 300 decades, so the span is bounded: values
+/// beyond ±[`MAX_MAGNITUDE`] are not drawn, and a log axis shows at most [`MAX_DECADES`]
+/// decades below its largest value.
 fn padded_range(values: impl Iterator<Item = f64>, log: bool) -> Range<f64> {
     let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
         (lo.min(v), hi.max(v))
@@ -185,25 +204,37 @@ fn padded_range(values: impl Iterator<Item = f64>, log: bool) -> Range<f64> {
         return if log { 1.0..10.0 } else { 0.0..1.0 };
     }
     if log {
-        let (a, b) = (lo.log10(), hi.log10());
+        let b = hi.log10().clamp(-LOG_LIMIT, LOG_LIMIT);
+        let a = lo.log10().clamp(-LOG_LIMIT, LOG_LIMIT).max(b - MAX_DECADES);
         let pad = if b > a { 0.05 * (b - a) } else { 0.5 };
-        return 10f64.powf(a - pad)..10f64.powf(b + pad);
+        let end_limit = LOG_LIMIT + 7.0; // the margin stays below f64::MAX and above subnormals
+        return 10f64.powf((a - pad).max(-end_limit))..10f64.powf((b + pad).min(end_limit));
     }
-    // Halving before subtracting keeps the span finite for data near ±f64::MAX.
-    let half_span = 0.5 * hi - 0.5 * lo;
-    let pad = if half_span > 0.0 {
-        0.1 * half_span
-    } else {
-        // Equal values: a margin relative to the value, or an absolute one around zero.
-        (0.05 * lo.abs()).max(f64::MIN_POSITIVE.sqrt())
-    };
-    let (a, b) = (lo - pad, hi + pad);
-    if a.is_finite() && b.is_finite() {
-        a..b
-    } else {
-        lo..hi
+    let (lo, hi) = (
+        lo.clamp(-MAX_MAGNITUDE, MAX_MAGNITUDE),
+        hi.clamp(-MAX_MAGNITUDE, MAX_MAGNITUDE),
+    );
+    let magnitude = lo.abs().max(hi.abs());
+    // A span near the rounding error would give tick labels that all read the same.
+    if hi - lo <= 1e-9 * magnitude {
+        let mid = 0.5 * (lo + hi);
+        let pad = if magnitude > 0.0 {
+            0.05 * magnitude
+        } else {
+            1.0
+        };
+        return mid - pad..mid + pad;
     }
+    let pad = 0.05 * (hi - lo);
+    lo - pad..hi + pad
 }
+
+/// Largest magnitude of a value drawn on a linear axis (see [`padded_range`]).
+const MAX_MAGNITUDE: f64 = 1e300;
+/// Largest number of decades a log axis covers before its margins (see [`padded_range`]).
+const MAX_DECADES: f64 = 250.0;
+/// Bound of the decimal exponent of the data range of a log axis.
+const LOG_LIMIT: f64 = 300.0;
 
 type Area<'a> = DrawingArea<BitMapBackend<'a, RGBPixel>, Shift>;
 
@@ -247,10 +278,7 @@ where
                     .draw_series(DashedLineSeries::new(run.iter().copied(), 8, 5, line))
                     .map_err(drawing_error)?,
                 SeriesStyle::Points => chart
-                    .draw_series(
-                        run.iter()
-                            .map(|&p| Circle::new(p, 3, colour.filled())),
-                    )
+                    .draw_series(run.iter().map(|&p| Circle::new(p, 3, colour.filled())))
                     .map_err(drawing_error)?,
             };
             // One legend entry per series, attached to its first run.
@@ -299,7 +327,10 @@ mod tests {
     use super::*;
 
     fn temp_png(name: &str) -> std::path::PathBuf {
-        std::env::temp_dir().join(format!("talus-output-plot-{name}-{}.png", std::process::id()))
+        std::env::temp_dir().join(format!(
+            "talus-output-plot-{name}-{}.png",
+            std::process::id()
+        ))
     }
 
     /// Decodes with the `png` crate's decoder (independent of plotters) and returns the size
@@ -346,7 +377,16 @@ mod tests {
                     label: "analytic".into(),
                     points: xs
                         .iter()
-                        .map(|&x| (x, if x > 2.0 && x < 2.5 { f64::NAN } else { 0.1 * x }))
+                        .map(|&x| {
+                            (
+                                x,
+                                if x > 2.0 && x < 2.5 {
+                                    f64::NAN
+                                } else {
+                                    0.1 * x
+                                },
+                            )
+                        })
                         .collect(),
                     style: SeriesStyle::Dashed,
                 },
@@ -356,10 +396,16 @@ mod tests {
         render_png(&path, &plot).unwrap();
         let (w, h, pixels) = decode(&path);
         assert_eq!((w, h), (800, 600));
-        let non_white = pixels.chunks_exact(3).filter(|p| p != &[255, 255, 255]).count();
+        let non_white = pixels
+            .chunks_exact(3)
+            .filter(|p| p != &[255, 255, 255])
+            .count();
         assert!(non_white > 5_000, "only {non_white} drawn pixels");
         for colour in &PALETTE[..3] {
-            assert!(count_colour(&pixels, *colour) > 50, "series colour {colour:?} missing");
+            assert!(
+                count_colour(&pixels, *colour) > 50,
+                "series colour {colour:?} missing"
+            );
         }
         std::fs::remove_file(&path).unwrap();
     }
@@ -373,7 +419,13 @@ mod tests {
             log_y: true,
             series: vec![Series {
                 label: "r".into(),
-                points: vec![(0.0, 1.0), (1.0, 0.0), (2.0, 1e-3), (3.0, -1.0), (4.0, 1e-6)],
+                points: vec![
+                    (0.0, 1.0),
+                    (1.0, 0.0),
+                    (2.0, 1e-3),
+                    (3.0, -1.0),
+                    (4.0, 1e-6),
+                ],
                 style: SeriesStyle::Line,
             }],
         };
@@ -405,16 +457,25 @@ mod tests {
             assert_eq!((w, h), (WIDTH, HEIGHT));
             assert!(pixels.iter().any(|&b| b != 255), "axes are drawn");
         }
-        // A single point, a constant series and extreme magnitudes.
+        // A single point, a constant series and extreme magnitudes, with every style (the
+        // dashed one would take forever on a line millions of pixels long).
         for points in [
             vec![(2.0, 3.0)],
             vec![(0.0, 0.0), (1.0, 0.0)],
-            vec![(-f64::MAX, f64::MAX), (f64::MAX, -f64::MAX)],
-            vec![(0.0, 1e-300), (1e-300, 2e-300)],
+            vec![(1.0, 1.0), (2.0, 1.0 + 1e-15)],
+            vec![(-f64::MAX, f64::MAX), (0.0, 1.0), (f64::MAX, -f64::MAX)],
+            vec![(-1e300, -1e300), (1e300, 1e300)],
+            vec![(0.0, 1e-300), (1e-300, 2e-300), (1.0, 5e-324)],
+            vec![(0.0, 1e-320), (1.0, 1e-200), (2.0, 1.0), (3.0, f64::MAX)],
         ] {
-            plot.log_y = false;
-            plot.series[0].points = points;
-            render_png(&path, &plot).unwrap();
+            for style in [SeriesStyle::Line, SeriesStyle::Dashed] {
+                for log_y in [false, true] {
+                    plot.log_y = log_y;
+                    plot.series[0].points.clone_from(&points);
+                    plot.series[0].style = style;
+                    render_png_bytes(&plot).unwrap();
+                }
+            }
         }
         plot.series.clear();
         render_png(&path, &plot).unwrap();
@@ -423,6 +484,12 @@ mod tests {
 
     #[test]
     fn padded_range_handles_degenerate_input() {
+        let r = padded_range([1e-320, 1e300].into_iter(), true);
+        assert!(r.start > 0.0 && r.end.is_finite() && (r.end / r.start).log10() < 300.0);
+        let r = padded_range([f64::MAX, f64::MAX].into_iter(), true);
+        assert!(r.start > 0.0 && r.end.is_finite() && (r.end / r.start).log10() < 300.0);
+        let r = padded_range([-f64::MAX, f64::MAX].into_iter(), false);
+        assert!((r.end - r.start).is_finite());
         assert_eq!(padded_range(std::iter::empty(), false), 0.0..1.0);
         assert_eq!(padded_range(std::iter::empty(), true), 1.0..10.0);
         let r = padded_range([5.0, 5.0].into_iter(), false);

@@ -31,6 +31,8 @@ pub struct GrainFrame<'a> {
     pub id: u32,
     /// Material index (cell data `material`).
     pub material: u32,
+    /// Population index (cell data `population`).
+    pub population: u32,
     /// Shape in the body frame, whose origin is the centre of mass.
     pub shape: &'a ConvexPolyhedron,
     /// Placement: body frame to world frame.
@@ -59,7 +61,7 @@ pub struct WallFrame<'a> {
 /// Writes the grains of one snapshot at `time` to `path` as one polyhedron cell each,
 /// atomically.
 ///
-/// Cell data: `grain_id`, `material` (UInt32), `velocity`, `angular_velocity` (3 components)
+/// Cell data: `grain_id`, `material`, `population` (UInt32), `velocity`, `angular_velocity` (3 components)
 /// and `speed` (Float64). Point data: `velocity`, the rigid-body velocity `v + ω × (x − c)` of
 /// each vertex, with `c` the grain's position (its centre of mass).
 ///
@@ -78,6 +80,7 @@ pub fn write_grains_vtu(path: &Path, time: f64, grains: &[GrainFrame]) -> io::Re
     }
     let ids: Vec<u32> = grains.iter().map(|g| g.id).collect();
     let materials: Vec<u32> = grains.iter().map(|g| g.material).collect();
+    let populations: Vec<u32> = grains.iter().map(|g| g.population).collect();
     let velocity = flatten(grains.iter().map(|g| g.velocity));
     let angular_velocity = flatten(grains.iter().map(|g| g.angular_velocity));
     let speed: Vec<f64> = grains.iter().map(|g| g.velocity.length()).collect();
@@ -89,6 +92,7 @@ pub fn write_grains_vtu(path: &Path, time: f64, grains: &[GrainFrame]) -> io::Re
         cell_data: vec![
             Array::new("grain_id", 1, Data::U32(&ids)),
             Array::new("material", 1, Data::U32(&materials)),
+            Array::new("population", 1, Data::U32(&populations)),
             Array::new("velocity", 3, Data::F64(&velocity)),
             Array::new("angular_velocity", 3, Data::F64(&angular_velocity)),
             Array::new("speed", 1, Data::F64(&speed)),
@@ -545,7 +549,10 @@ mod tests {
     }
 
     fn temp_path(name: &str) -> std::path::PathBuf {
-        std::env::temp_dir().join(format!("talus-output-vtk-{name}-{}.vtu", std::process::id()))
+        std::env::temp_dir().join(format!(
+            "talus-output-vtk-{name}-{}.vtu",
+            std::process::id()
+        ))
     }
 
     /// Newell normal (area vector) of a polygon, computed independently of talus-geom.
@@ -573,6 +580,7 @@ mod tests {
                 GrainFrame {
                     id: 10 + k as u32,
                     material: k as u32 % 2,
+                    population: 0,
                     shape,
                     pose: Pose::new(
                         DVec3::new(3.0 * k, -1.0, 0.5 * k),
@@ -640,7 +648,10 @@ mod tests {
             let mut directed_edges = HashMap::new();
             for _ in 0..n_faces {
                 let n = stream[k] as usize;
-                let ids: Vec<usize> = stream[k + 1..k + 1 + n].iter().map(|&p| p as usize).collect();
+                let ids: Vec<usize> = stream[k + 1..k + 1 + n]
+                    .iter()
+                    .map(|&p| p as usize)
+                    .collect();
                 k += 1 + n;
                 assert!(ids.iter().all(|p| cell_points.contains(p)));
                 let polygon: Vec<DVec3> = ids.iter().map(|&p| points[p]).collect();
@@ -648,7 +659,10 @@ mod tests {
                 let normal = area.normalize();
                 let face_centroid = polygon.iter().sum::<DVec3>() / n as f64;
                 for x in &polygon {
-                    assert!(normal.dot(*x - face_centroid).abs() < 1e-9, "non-planar face");
+                    assert!(
+                        normal.dot(*x - face_centroid).abs() < 1e-9,
+                        "non-planar face"
+                    );
                 }
                 assert!(normal.dot(face_centroid - centroid) > 0.0, "inward face");
                 // Divergence theorem: V = (1/3) Σ_f (x_f · n_f) A_f.
@@ -708,7 +722,10 @@ mod tests {
             .iter()
             .map(|p| p.z)
             .collect();
-        assert!(z.iter().all(|&z| (z - 2.05).abs() < 1e-12 || (z - 1.95).abs() < 1e-12));
+        assert!(
+            z.iter()
+                .all(|&z| (z - 2.05).abs() < 1e-12 || (z - 1.95).abs() < 1e-12)
+        );
 
         write_grains_vtu(&path, 0.0, &[]).unwrap();
         let empty = parse_vtu(&path);

@@ -192,7 +192,10 @@ impl Discharge {
             })
             .map(|(f, _)| f);
         vec![
-            ("discharge_rate".into(), json_number(self.rate().map(|r| r.0))),
+            (
+                "discharge_rate".into(),
+                json_number(self.rate().map(|r| r.0)),
+            ),
             (
                 "discharged_mass".into(),
                 json_number(Some(self.discharged_mass)),
