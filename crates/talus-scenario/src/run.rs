@@ -395,12 +395,16 @@ impl Runner {
             .grains()
             .filter_map(|id| world.grain(id).ok())
             .map(|g| kinetic_energy(&g))
-            .sum()
+            .fold(0.0, |sum, e| sum + e)
     }
 
     fn output_row(&mut self) -> Result<(), ScenarioError> {
         let sample = self.sample();
-        let energy: f64 = sample.grains.iter().map(|g| kinetic_energy(&g.state)).sum();
+        let energy = sample
+            .grains
+            .iter()
+            .map(|g| kinetic_energy(&g.state))
+            .fold(0.0, |sum, e| sum + e);
         let mut row = vec![
             sample.time,
             sample.grains.len() as f64,

@@ -10,4 +10,5 @@
 
 pub use talus_geom as geom;
 pub use talus_geom::glam;
+pub use talus_scenario as scenario;
 pub use talus_sim as sim;

@@ -159,10 +159,14 @@ impl Discharge {
     }
 
     fn rate(&self) -> Option<(f64, f64)> {
+        self.rate_fit().map(|f| (f.slope, f.intercept))
+    }
+
+    fn rate_fit(&self) -> Option<crate::analysis::fit::LineFit> {
         let (t, m): (Vec<f64>, Vec<f64>) = std::iter::once((self.gate_open, 0.0))
             .chain(self.events.iter().copied())
             .unzip();
-        steady_rate(&t, &m, self.fit.0, self.fit.1).map(|f| (f.slope, f.intercept))
+        steady_rate(&t, &m, self.fit.0, self.fit.1)
     }
 
     fn is_clogged(&self) -> bool {
@@ -195,6 +199,10 @@ impl Discharge {
             (
                 "discharge_rate".into(),
                 json_number(self.rate().map(|r| r.0)),
+            ),
+            (
+                "discharge_fit_r_squared".into(),
+                json_number(self.rate_fit().map(|f| f.r_squared)),
             ),
             (
                 "discharged_mass".into(),

@@ -22,13 +22,17 @@ pub struct Vibration {
     gamma: f64,
     amplitude: f64,
     frequency: f64,
+    phase: f64,
+    /// The driver's displacement direction (unit).
+    direction: DVec3,
     intruder: Option<usize>,
     min: DVec3,
     max: DVec3,
     layers: usize,
-    /// Height of the intruder at the first sample and its diameter.
+    /// Height of the intruder above the moving container at the first sample, and its
+    /// diameter.
     start: Option<(f64, f64)>,
-    /// (time, intruder height) at every sample.
+    /// (time, intruder height above the moving container) at every sample.
     heights: Vec<(f64, f64)>,
     /// (time, packing per layer) at every sample.
     profiles: Vec<(f64, Vec<f64>)>,
@@ -51,7 +55,7 @@ impl Vibration {
             unreachable!("Probe::new dispatches on the variant")
         };
         let s = &exp.scenario;
-        let (amplitude, frequency) = s
+        let (amplitude, frequency, phase, direction) = s
             .walls
             .iter()
             .find(|w| &w.name == driver)
@@ -59,16 +63,19 @@ impl Vibration {
                 MotionSpec::Oscillate {
                     amplitude,
                     frequency,
-                    ..
-                } => Some((amplitude, frequency)),
+                    phase,
+                    direction,
+                } => Some((amplitude, frequency, phase, v3(direction).normalize())),
                 _ => None,
             })
-            .unwrap_or((0.0, 0.0));
+            .unwrap_or((0.0, 0.0, 0.0, DVec3::Z));
         let g = v3(s.gravity).length();
         Vibration {
             gamma: gamma(amplitude, frequency, g),
             amplitude,
             frequency,
+            phase,
+            direction,
             intruder: intruder
                 .as_ref()
                 .and_then(|name| exp.populations.iter().position(|p| &p.name == name)),
@@ -86,7 +93,7 @@ impl Vibration {
     #[must_use]
     pub fn columns(&self) -> Vec<Column> {
         let mut c = vec![
-            Column::new("intruder_height", "m"),
+            Column::new("intruder_height_in_container", "m"),
             Column::new("intruder_rise", "diameters"),
             Column::new("granular_temperature", "m^2/s^2"),
         ];
@@ -100,12 +107,19 @@ impl Vibration {
     pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
         let up = sample.up;
         // The intruder: the first grain of its population.
+        // Heights are taken relative to the container, which moves by
+        // A sin(2πft + φ) along the driver's direction: the intruder's rise is its motion
+        // through the bed, not the shaking.
+        let shift = up.dot(self.direction)
+            * self.amplitude
+            * (std::f64::consts::TAU * self.frequency * sample.time + self.phase).sin();
         let intruder = self.intruder.and_then(|p| {
-            sample
-                .grains
-                .iter()
-                .find(|g| g.population == p)
-                .map(|g| (up.dot(g.state.pose.position), equivalent_diameter(g.volume)))
+            sample.grains.iter().find(|g| g.population == p).map(|g| {
+                (
+                    up.dot(g.state.pose.position) - shift,
+                    equivalent_diameter(g.volume),
+                )
+            })
         });
         if self.start.is_none() {
             self.start = intruder;
@@ -146,11 +160,17 @@ impl Vibration {
         row
     }
 
-    /// Γ, the intruder's rise and the mean granular temperature.
+    /// Γ, the intruder's rise and the mean granular temperature. The rise is the mean
+    /// height above the container over the last quarter of the samples (which averages
+    /// over the bed's bouncing) against the height at the start, in intruder diameters.
     #[must_use]
     pub fn summary(&self) -> SummaryItems {
-        let rise = match (self.start, self.heights.last()) {
-            (Some((h0, d)), Some(&(_, h))) => Some(rise_in_diameters(h0, h, d)),
+        let tail = &self.heights[self.heights.len() - self.heights.len().div_ceil(4)..];
+        let rise = match self.start {
+            Some((h0, d)) if !tail.is_empty() => {
+                let mean = tail.iter().map(|p| p.1).sum::<f64>() / tail.len() as f64;
+                Some(rise_in_diameters(h0, mean, d))
+            }
             _ => None,
         };
         let mean_t = if self.temperatures.is_empty() {
@@ -213,7 +233,7 @@ impl Vibration {
                 Plot {
                     title: "Intruder height".into(),
                     x_label: "time [s]".into(),
-                    y_label: "height of the intruder's centre [m]".into(),
+                    y_label: "intruder centre above the moving container [m]".into(),
                     log_y: false,
                     series: vec![Series {
                         label: "intruder".into(),

@@ -1,0 +1,137 @@
+//! Shortened versions of the shipped scenarios run to the end and give physically sensible
+//! answers: a pile at an angle between 15° and 60°, a steady positive hopper outflow, an
+//! intruder that rises in a bed shaken at Γ ≈ 3; and every output file is there.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use talus_scenario::Runner;
+use talus_scenario::load::{apply_overrides, read};
+use talus_sim::force::ForceModelRegistry;
+
+fn run_config(name: &str, overrides: &[&str]) -> (PathBuf, Value) {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../configs/{name}.ron"));
+    let scenario = read(&file).unwrap();
+    let overrides: Vec<String> = overrides.iter().map(ToString::to_string).collect();
+    let scenario = apply_overrides(&scenario, &overrides).unwrap();
+    let out = std::env::temp_dir().join(format!("talus-scenario-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let registry = ForceModelRegistry::default();
+    let mut runner = Runner::start(&scenario, &file, &registry, 0, &out).unwrap();
+    runner
+        .run(None, &mut |_| {})
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for key in [
+        "scenario",
+        "grains",
+        "steps",
+        "sim_time",
+        "wall_seconds",
+        "grain_steps_per_second",
+        "mean_coordination",
+        "max_overlap_ratio",
+        "final_kinetic_energy",
+    ] {
+        assert!(summary.get(key).is_some(), "{name}: summary lacks {key}");
+    }
+    assert!(summary["max_overlap_ratio"].as_f64().unwrap() < 0.25);
+    (out, summary)
+}
+
+fn number(summary: &Value, key: &str) -> f64 {
+    summary[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} is not a number: {}", summary[key]))
+}
+
+#[test]
+fn angle_of_repose_pile_stands_between_15_and_60_degrees() {
+    let (out, summary) = run_config(
+        "angle_of_repose",
+        &[
+            "grains[0].count=192",
+            "grains[0].placement.max=(0.05, 0.04, 0.3)",
+            "walls[4].shape.center=(0.055, 0.02, 0.15)",
+            "walls[4].removed_at=0.2",
+            "time.end=0.9",
+            "time.stop_at_rest.after=0.6",
+            "measurements[0].range=(0.0, 0.2)",
+            "measurements[0].bins=20",
+            "outputs.frame_interval=0.2",
+        ],
+    );
+    let angle = number(&summary, "angle_of_repose_deg");
+    assert!((15.0..=60.0).contains(&angle), "angle of repose {angle}°");
+    assert_eq!(summary["grains"], 192);
+    assert!(summary["repose_fit_points"].as_u64().unwrap() >= 4);
+    // The outputs: time series with units, frames and their collection, plots.
+    let csv = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(
+        header.starts_with("time [s],grains [1],kinetic_energy [J]"),
+        "{header}"
+    );
+    assert!(header.contains("angle_of_repose [deg]"));
+    let rows = csv.lines().count() - 1;
+    let sim_time = number(&summary, "sim_time");
+    assert_eq!(rows, (sim_time / 0.01).round() as usize + 1);
+    let pvd = std::fs::read_to_string(out.join("frames.pvd")).unwrap();
+    assert!(pvd.contains("frames/grains_000000.vtu") && pvd.contains("frames/walls_000000.vtu"));
+    assert!(out.join("frames/grains_000002.vtu").exists());
+    for plot in ["pile_profile", "kinetic_energy", "coordination"] {
+        let png = std::fs::read(out.join(format!("plots/{plot}.png"))).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "{plot}.png is a PNG");
+    }
+    let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn hopper_discharges_at_a_steady_positive_rate() {
+    let (out, summary) = run_config(
+        "hopper",
+        &[
+            "grains[0].count=200",
+            "walls[5].removed_at=0.12",
+            "time.end=0.45",
+            "outputs.frame_interval=None",
+            "outputs.plots=false",
+        ],
+    );
+    let rate = number(&summary, "discharge_rate");
+    let r2 = number(&summary, "discharge_fit_r_squared");
+    let mass = number(&summary, "discharged_mass");
+    assert!(rate > 0.0, "rate {rate}");
+    assert!(r2 > 0.95, "the outflow is not steady: r² = {r2}");
+    assert_eq!(summary["clogged"], false);
+    assert!(summary["discharged_grains"].as_u64().unwrap() >= 150);
+    // Beverloo's law gives the same order of magnitude.
+    let beverloo = number(&summary, "beverloo_rate");
+    assert!(
+        rate / beverloo > 0.3 && rate / beverloo < 3.0,
+        "{rate} vs {beverloo}"
+    );
+    // The discharged mass is the mass of the grains that left.
+    assert!(mass > 0.0);
+    let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn intruder_rises_in_a_bed_shaken_at_gamma_three() {
+    let (out, summary) = run_config(
+        "vibrating_box",
+        &[
+            "grains[1].count=200",
+            "time.end=0.8",
+            "outputs.frame_interval=None",
+            "outputs.plots=false",
+        ],
+    );
+    let gamma = number(&summary, "gamma");
+    assert!((gamma - 3.0).abs() < 0.01, "Γ = {gamma}");
+    let rise = number(&summary, "intruder_rise");
+    assert!(rise > 0.5, "the intruder rose by {rise} diameters");
+    assert!(number(&summary, "mean_granular_temperature") > 0.0);
+    let _ = std::fs::remove_dir_all(out);
+}
