@@ -188,7 +188,7 @@ mod tests {
         assert!(sites[..50].iter().all(|s| (s.z - sites[0].z).abs() < 1e-12));
         for s in &sites {
             assert!(s.cmpge(DVec3::splat(0.05 - 1e-12)).all());
-            assert!(s.cmple(DVec3::new(0.95, 0.45, 0.35)).all());
+            assert!(s.cmple(DVec3::new(0.95, 0.45, 0.35) + 1e-12).all());
         }
     }
 

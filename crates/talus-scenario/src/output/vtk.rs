@@ -375,7 +375,7 @@ pub fn base64_encode(bytes: &[u8]) -> String {
 mod tests {
     use std::collections::HashMap;
 
-    use glam::DQuat;
+    use talus_geom::glam::DQuat;
     use quick_xml::events::Event;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
