@@ -241,13 +241,25 @@ impl Failure {
         };
         let dt = exp.scenario.time.dt;
         let ratio = dt / exp.critical_dt;
-        let cause = format!(
-            "Likely cause: the time step dt = {dt:.3e} s is too large for the contact stiffness \
-             (the critical time step is {:.3e} s, dt is {ratio:.2} of it; collisions faster than \
-             the scene's own speeds shorten it further), or the stiffness of force model '{}' is \
-             too high. Halve time.dt or lower the stiffness.",
-            exp.critical_dt, exp.scenario.force_model.name
-        );
+        let soft = matches!(self, Failure::Overlap { .. }) && ratio < 0.5;
+        let cause = if soft {
+            format!(
+                "Likely cause: the contacts are too soft for the speeds of the impacts: with force \
+                 model '{}' a vertex pressed into a face resists little until it is deep (the time \
+                 step dt = {dt:.3e} s is only {ratio:.2} of the critical {:.3e} s, so it is not \
+                 the time step). Raise the stiffness (and lower dt with it) or start the grains \
+                 closer to where they land.",
+                exp.scenario.force_model.name, exp.critical_dt
+            )
+        } else {
+            format!(
+                "Likely cause: the time step dt = {dt:.3e} s is too large for the contact stiffness \
+                 (the critical time step is {:.3e} s, dt is {ratio:.2} of it; collisions faster than \
+                 the scene's own speeds shorten it further), or the stiffness of force model '{}' is \
+                 too high. Halve time.dt or lower the stiffness.",
+                exp.critical_dt, exp.scenario.force_model.name
+            )
+        };
         let checkpoint = match state.last_checkpoint {
             Some(t) => format!(
                 "The last good checkpoint is {} at t = {t:.6} s.",

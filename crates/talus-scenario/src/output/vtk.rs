@@ -375,11 +375,11 @@ pub fn base64_encode(bytes: &[u8]) -> String {
 mod tests {
     use std::collections::HashMap;
 
-    use talus_geom::glam::DQuat;
     use quick_xml::events::Event;
     use rand::SeedableRng;
     use rand_chacha::ChaCha8Rng;
     use talus_geom::generate;
+    use talus_geom::glam::DQuat;
 
     use super::*;
 
