@@ -28,6 +28,9 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Overwrite the results of an earlier run in the output directory.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Arguments of `talus check`.
@@ -115,6 +118,18 @@ pub fn run_file(args: &RunArgs) -> Result<(), String> {
                 .map_or_else(|| "run".into(), |s| s.to_os_string()),
         )
     });
+    if !args.force {
+        for file in ["checkpoint.bin", "summary.json"] {
+            if out.join(file).exists() {
+                return Err(format!(
+                    "{} already holds a run ({file}); continue it with `talus resume {}`, \
+                     choose another --out, or pass --force to overwrite it",
+                    out.display(),
+                    out.display()
+                ));
+            }
+        }
+    }
     let registry = ForceModelRegistry::default();
     let mut runner = Runner::start(&scenario, &args.file, &registry, args.threads, &out)
         .map_err(|e| e.to_string())?;

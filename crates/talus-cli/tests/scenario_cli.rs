@@ -164,5 +164,18 @@ fn a_blow_up_stops_the_run_with_its_cause() {
         serde_json::from_str(&std::fs::read_to_string(out_dir.join("summary.json")).unwrap())
             .unwrap();
     assert_eq!(summary["status"], "blew_up");
+    // A second run does not overwrite the first one's results unless told to.
+    let again = talus(&["run", file.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(text(&again.stderr).contains("already holds a run"));
+    let forced = talus(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+        "--force",
+        "--quiet",
+    ]);
+    assert!(text(&forced.stderr).contains("blew up"));
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -9,6 +9,7 @@ use talus_sim::GrainId;
 use talus_sim::wall::WallId;
 
 use super::{SummaryItems, equivalent_diameter, repose::json_number};
+use crate::analysis::fit::fit_line;
 use crate::analysis::flow::{Orifice, beverloo_rate, clogged, steady_rate};
 use crate::analysis::spectrum::power_spectrum;
 use crate::build::Experiment;
@@ -176,17 +177,34 @@ impl Discharge {
     }
 
     /// Samples of the wall force after the gate opened.
-    fn flowing_force(&self) -> &[f64] {
-        let skip = ((self.gate_open / self.force_dt).ceil().max(0.0) as usize)
-            .min(self.force_samples.len());
-        &self.force_samples[skip..]
+    /// Samples of the wall force while grains flow (from the gate's opening to the last
+    /// discharge), with their linear trend removed: the hopper's emptying would otherwise
+    /// fill the lowest frequencies of the spectrum.
+    fn flowing_force(&self) -> Vec<f64> {
+        let index = |t: f64| ((t / self.force_dt).ceil().max(0.0) as usize).min(self.force_samples.len());
+        let start = index(self.gate_open);
+        let end = self
+            .events
+            .last()
+            .map_or(self.force_samples.len(), |e| index(e.0))
+            .max(start);
+        let samples = &self.force_samples[start..end];
+        let points: Vec<(f64, f64)> = samples
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| (i as f64, f))
+            .collect();
+        match fit_line(&points) {
+            Some(trend) => points.iter().map(|&(i, f)| f - trend.at(i)).collect(),
+            None => samples.to_vec(),
+        }
     }
 
     /// `discharge_rate`, `discharged_mass`, `clogged`, Beverloo's estimate and the
     /// spectrum's strongest frequency.
     #[must_use]
     pub fn summary(&self, exp: &Experiment) -> SummaryItems {
-        let spectrum = power_spectrum(self.flowing_force(), self.force_dt);
+        let spectrum = power_spectrum(&self.flowing_force(), self.force_dt);
         let peak = spectrum
             .iter()
             .skip(1)
@@ -245,7 +263,7 @@ impl Discharge {
             .enumerate()
             .map(|(i, &f)| ((i + 1) as f64 * self.force_dt, f))
             .collect();
-        let spectrum: Vec<(f64, f64)> = power_spectrum(self.flowing_force(), self.force_dt)
+        let spectrum: Vec<(f64, f64)> = power_spectrum(&self.flowing_force(), self.force_dt)
             .into_iter()
             .skip(1)
             .collect();
@@ -277,7 +295,7 @@ impl Discharge {
             (
                 "force_spectrum".into(),
                 Plot {
-                    title: "Power spectrum of the wall force during discharge".into(),
+                    title: "Power spectrum of the wall force during discharge (detrended)".into(),
                     x_label: "frequency [Hz]".into(),
                     y_label: "power [N^2]".into(),
                     log_y: true,
