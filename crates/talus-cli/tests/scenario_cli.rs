@@ -165,7 +165,12 @@ fn a_blow_up_stops_the_run_with_its_cause() {
             .unwrap();
     assert_eq!(summary["status"], "blew_up");
     // A second run does not overwrite the first one's results unless told to.
-    let again = talus(&["run", file.to_str().unwrap(), "--out", out_dir.to_str().unwrap()]);
+    let again = talus(&[
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
     assert_eq!(again.status.code(), Some(1));
     assert!(text(&again.stderr).contains("already holds a run"));
     let forced = talus(&[

@@ -10,7 +10,7 @@ use talus_sim::force::ForceModelRegistry;
 use crate::build::build;
 use crate::error::ScenarioError;
 use crate::schema::{Scenario, WallShape};
-use crate::validate::{largest_grain_diameter, validate};
+use crate::validate::validate;
 
 /// Bytes a grain's shape takes per vertex (vertices, half-edges, faces and their
 /// precomputed planes), measured on generated grains; an estimate.
@@ -107,13 +107,19 @@ pub fn check(
             }
         }
     }
-    let d = largest_grain_diameter(s);
+    // Beverloo's law and the clogging threshold speak of a typical grain: the diameter of
+    // the sphere of the generating ellipsoid's volume, for the coarsest population.
+    let d = s
+        .grains
+        .iter()
+        .map(|p| 2.0 * (p.semi_axes.0 * p.semi_axes.1 * p.semi_axes.2).cbrt())
+        .fold(0.0, f64::max);
     for w in &s.walls {
         if let WallShape::Hopper { orifice, .. } = &w.shape
             && *orifice < CLOGGING_ORIFICE * d
         {
             warnings.push(format!(
-                "wall '{}': the orifice is {:.1} grain diameters wide; below about {CLOGGING_ORIFICE} the flow tends to clog",
+                "wall '{}': the orifice is {:.1} typical grain diameters wide; below about {CLOGGING_ORIFICE} the flow tends to clog",
                 w.name,
                 orifice / d
             ));

@@ -162,12 +162,23 @@ fn rotating_drum_keeps_its_grains_and_turns_them() {
     for id in world.grains() {
         let g = world.grain(id).unwrap();
         let p = g.pose.position;
-        assert!((p.x * p.x + p.z * p.z).sqrt() < 0.05, "grain {} outside at {p}", id.0);
-        assert!(p.y.abs() < 0.02, "grain {} through an end plate at {p}", id.0);
+        assert!(
+            (p.x * p.x + p.z * p.z).sqrt() < 0.05,
+            "grain {} outside at {p}",
+            id.0
+        );
+        assert!(
+            p.y.abs() < 0.02,
+            "grain {} through an end plate at {p}",
+            id.0
+        );
         mean_vx += g.velocity.x / 100.0;
     }
     // The drum turns at +3 rad/s about +y, carrying the bed at its bottom towards −x:
     // ω × r with r = −z gives v_x = ω·z < 0 there.
-    assert!(mean_vx < 0.0, "the bed does not move with the drum: {mean_vx}");
+    assert!(
+        mean_vx < 0.0,
+        "the bed does not move with the drum: {mean_vx}"
+    );
     let _ = std::fs::remove_dir_all(out);
 }

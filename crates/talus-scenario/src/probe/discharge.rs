@@ -181,7 +181,8 @@ impl Discharge {
     /// discharge), with their linear trend removed: the hopper's emptying would otherwise
     /// fill the lowest frequencies of the spectrum.
     fn flowing_force(&self) -> Vec<f64> {
-        let index = |t: f64| ((t / self.force_dt).ceil().max(0.0) as usize).min(self.force_samples.len());
+        let index =
+            |t: f64| ((t / self.force_dt).ceil().max(0.0) as usize).min(self.force_samples.len());
         let start = index(self.gate_open);
         let end = self
             .events
