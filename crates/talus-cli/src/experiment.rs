@@ -118,7 +118,27 @@ pub fn run_file(args: &RunArgs) -> Result<(), String> {
                 .map_or_else(|| "run".into(), |s| s.to_os_string()),
         )
     });
-    if !args.force {
+    let errors = talus_scenario::validate::validate(&scenario, &args.file);
+    if !errors.is_empty() {
+        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        return Err(lines.join("\nerror: "));
+    }
+    if args.force {
+        // The earlier run's results go, so that none of them can be mistaken for this
+        // run's (or resumed in its place).
+        for file in [
+            "checkpoint.bin",
+            "summary.json",
+            "timeseries.csv",
+            "frames.pvd",
+            "scenario.ron",
+        ] {
+            remove(&out.join(file), |p| std::fs::remove_file(p))?;
+        }
+        for dir in ["frames", "plots"] {
+            remove(&out.join(dir), |p| std::fs::remove_dir_all(p))?;
+        }
+    } else {
         for file in ["checkpoint.bin", "summary.json"] {
             if out.join(file).exists() {
                 return Err(format!(
@@ -136,8 +156,27 @@ pub fn run_file(args: &RunArgs) -> Result<(), String> {
     drive(&mut runner, args.quiet)
 }
 
+/// Removes `path` if it exists.
+fn remove(path: &Path, how: fn(&Path) -> std::io::Result<()>) -> Result<(), String> {
+    match how(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!(
+            "{}: cannot remove the earlier run's output: {e}",
+            path.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `talus resume`.
 pub fn resume_dir(args: &ResumeArgs) -> Result<(), String> {
+    let checkpoint = args.dir.join(talus_scenario::run::CHECKPOINT_FILE);
+    if !checkpoint.exists() {
+        return Err(format!(
+            "{} holds no checkpoint ({}); a run writes one every time.checkpoint_interval and at its end",
+            args.dir.display(),
+            checkpoint.display()
+        ));
+    }
     let registry = ForceModelRegistry::default();
     let mut runner =
         Runner::resume(&args.dir, &registry, args.threads).map_err(|e| e.to_string())?;

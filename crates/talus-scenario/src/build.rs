@@ -23,8 +23,8 @@ use talus_sim::{BoundingMethod, GrainDesc, GrainId, SimParams, World};
 
 use crate::error::ScenarioError;
 use crate::placement::{
-    PlacedGrain, first_overlapping_pair, grain_rng, jittered, lattice_sites, overlaps_wall,
-    penetrates, random_rotation,
+    MAX_SITES, PlacedGrain, first_overlapping_pair, grain_rng, jittered, lattice_site_count,
+    lattice_sites, overlaps_wall, penetrates, random_rotation,
 };
 use crate::schema::{Bounding, BroadPhase, Integrator, Orientation, Placement, Scenario};
 use crate::validate::validate;
@@ -69,6 +69,10 @@ pub struct Pour {
     pub start: f64,
     /// Free space around a grain at a site along x, y, z, for jitter.
     pub slack: DVec3,
+    /// Lower corner of the region.
+    pub lo: DVec3,
+    /// Upper corner of the region.
+    pub hi: DVec3,
 }
 
 /// A scenario wall in the built world: the engine walls it is made of.
@@ -285,17 +289,14 @@ pub fn build(
                     }
                 };
                 let spacing = extent * grow;
-                let sites = lattice_sites(v3(*min), v3(*max), spacing);
-                if sites.len() < spec.count {
+                let available = lattice_site_count(v3(*min), v3(*max), spacing);
+                let sites = lattice_sites(v3(*min), v3(*max), spacing, spec.count);
+                if available < spec.count as u64 {
                     return Err(invalid(
                         &field,
                         format!(
                             "the region holds {} grains at a spacing of ({:.4}, {:.4}, {:.4}) m, not {}",
-                            sites.len(),
-                            spacing.x,
-                            spacing.y,
-                            spacing.z,
-                            spec.count
+                            available, spacing.x, spacing.y, spacing.z, spec.count
                         ),
                         "a region large enough for count grains (or a smaller count or gap)",
                     ));
@@ -324,7 +325,22 @@ pub fn build(
                 start,
             } => {
                 let spacing = 2.0 * pop.radius * (1.0 + DEFAULT_GAP);
-                let sites = lattice_sites(v3(*min), v3(*max), DVec3::splat(spacing));
+                let available = lattice_site_count(v3(*min), v3(*max), DVec3::splat(spacing));
+                if available > MAX_SITES {
+                    return Err(invalid(
+                        &field,
+                        format!("the pouring region has {available} grain sites"),
+                        &format!(
+                            "a pouring region of at most {MAX_SITES} sites (grain diameters cubed)"
+                        ),
+                    ));
+                }
+                let sites = lattice_sites(
+                    v3(*min),
+                    v3(*max),
+                    DVec3::splat(spacing),
+                    MAX_SITES as usize,
+                );
                 if sites.is_empty() {
                     return Err(invalid(
                         &field,
@@ -376,6 +392,8 @@ pub fn build(
                     rate: *rate,
                     start: *start,
                     slack: DVec3::splat(0.5 * (spacing - 2.0 * pop.radius)),
+                    lo: v3(*min),
+                    hi: v3(*max),
                 });
             }
         }

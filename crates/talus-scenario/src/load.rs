@@ -84,6 +84,14 @@ pub fn apply_overrides(
         let path = split_path(key.trim()).map_err(|p| fail(assignment, p))?;
         let slot = locate(&mut tree, &path).map_err(|p| fail(assignment, p))?;
         *slot = value;
+        // Checked after each assignment, so that a value that does not fit names its own
+        // assignment.
+        serde_json::from_value::<Scenario>(tree.clone()).map_err(|e| {
+            fail(
+                assignment,
+                format!("the value does not fit '{}': {e}", key.trim()),
+            )
+        })?;
     }
     serde_json::from_value(tree).map_err(|e| ScenarioError::Override {
         assignment: assignments.join(" "),
@@ -152,11 +160,17 @@ fn locate<'a>(tree: &'a mut Value, path: &[Step]) -> Result<&'a mut Value, Strin
         }
         node = match step {
             Step::Field(name) => match node {
+                // The force model's coefficients are a map: a coefficient the file leaves
+                // to its default can be set too.
                 Value::Object(map) => {
-                    let known = map.keys().cloned().collect::<Vec<_>>().join(", ");
-                    map.get_mut(name).ok_or_else(|| {
-                        format!("no field '{name}' at '{walked}'; fields here: {known}")
-                    })?
+                    if walked == "force_model.coefficients" {
+                        map.entry(name.clone()).or_insert(Value::Null)
+                    } else {
+                        let known = map.keys().cloned().collect::<Vec<_>>().join(", ");
+                        map.get_mut(name).ok_or_else(|| {
+                            format!("no field '{name}' at '{walked}'; fields here: {known}")
+                        })?
+                    }
                 }
                 _ => return Err(format!("'{walked}' has no fields")),
             },
@@ -215,6 +229,10 @@ fn parse_value(text: &str) -> Result<Value, String> {
         return Ok(Value::from(i));
     }
     if let Ok(x) = text.parse::<f64>() {
+        // A whole number written as 1e3 fits integer fields (counts) as well as real ones.
+        if x.fract() == 0.0 && (0.0..9.007_199_254_740_992e15).contains(&x) {
+            return Ok(Value::from(x as u64));
+        }
         return serde_json::Number::from_f64(x)
             .map(Value::Number)
             .ok_or_else(|| format!("'{text}' is not a finite number"));

@@ -35,30 +35,44 @@ pub fn random_rotation<R: Rng + ?Sized>(rng: &mut R) -> DQuat {
     .normalize()
 }
 
-/// Centres of a lattice with the given spacing along x, y and z inside `min`–`max`, bottom
-/// layer first (then y, then x), so that the first `n` sites fill the region from the
+/// Largest number of lattice sites a region may have (pouring regions keep all theirs).
+pub const MAX_SITES: u64 = 1_000_000;
+
+/// Number of lattice sites of the given spacing inside `min`–`max` (saturating).
+#[must_use]
+pub fn lattice_site_count(min: DVec3, max: DVec3, spacing: DVec3) -> u64 {
+    let extent = max - min;
+    let count = |l: f64, s: f64| (l / s).floor().clamp(0.0, 1e12) as u64;
+    count(extent.x, spacing.x)
+        .saturating_mul(count(extent.y, spacing.y))
+        .saturating_mul(count(extent.z, spacing.z))
+}
+
+/// The first `limit` centres of a lattice with the given spacing along x, y and z inside
+/// `min`–`max`, bottom layer first (then y, then x), so that they fill the region from the
 /// floor up.
 #[must_use]
-pub fn lattice_sites(min: DVec3, max: DVec3, spacing: DVec3) -> Vec<DVec3> {
+pub fn lattice_sites(min: DVec3, max: DVec3, spacing: DVec3, limit: usize) -> Vec<DVec3> {
     let extent = max - min;
-    let count = |l: f64, s: f64| (l / s).floor().max(0.0) as usize;
+    let count = |l: f64, s: f64| (l / s).floor().clamp(0.0, 1e12) as usize;
     let (nx, ny, nz) = (
         count(extent.x, spacing.x),
         count(extent.y, spacing.y),
         count(extent.z, spacing.z),
     );
-    if nx.saturating_mul(ny).saturating_mul(nz) > 50_000_000 {
-        return Vec::new();
-    }
     // Centre the lattice horizontally so that the side margins are even; the bottom layer
     // sits on the region's floor, so that grains do not start with a fall.
     let used = DVec3::new(nx as f64, ny as f64, nz as f64) * spacing;
     let margin = 0.5 * (extent - used);
     let origin = min + DVec3::new(margin.x, margin.y, 0.0) + 0.5 * spacing;
-    let mut sites = Vec::with_capacity(nx * ny * nz);
-    for k in 0..nz {
+    let total = nx.saturating_mul(ny).saturating_mul(nz);
+    let mut sites = Vec::with_capacity(total.min(limit));
+    'fill: for k in 0..nz {
         for j in 0..ny {
             for i in 0..nx {
+                if sites.len() >= limit {
+                    break 'fill;
+                }
                 sites.push(origin + DVec3::new(i as f64, j as f64, k as f64) * spacing);
             }
         }
@@ -156,7 +170,12 @@ pub fn first_overlapping_pair(grains: &[PlacedGrain]) -> Option<(usize, usize)> 
         for dx in -1..=1 {
             for dy in -1..=1 {
                 for dz in -1..=1 {
-                    let Some(list) = cells.get(&(x + dx, y + dy, z + dz)) else {
+                    let key = (
+                        x.saturating_add(dx),
+                        y.saturating_add(dy),
+                        z.saturating_add(dz),
+                    );
+                    let Some(list) = cells.get(&key) else {
                         continue;
                     };
                     for &j in list.iter().filter(|&&j| j > i) {
@@ -183,7 +202,20 @@ mod tests {
 
     #[test]
     fn lattice_fills_from_the_bottom_and_stays_inside() {
-        let sites = lattice_sites(DVec3::ZERO, DVec3::new(1.0, 0.5, 0.35), DVec3::splat(0.1));
+        let sites = lattice_sites(
+            DVec3::ZERO,
+            DVec3::new(1.0, 0.5, 0.35),
+            DVec3::splat(0.1),
+            1000,
+        );
+        assert_eq!(
+            lattice_site_count(DVec3::ZERO, DVec3::new(1.0, 0.5, 0.35), DVec3::splat(0.1)),
+            150
+        );
+        assert_eq!(
+            lattice_sites(DVec3::ZERO, DVec3::ONE, DVec3::splat(0.1), 7).len(),
+            7
+        );
         assert_eq!(sites.len(), 10 * 5 * 3);
         assert!(sites[..50].iter().all(|s| (s.z - sites[0].z).abs() < 1e-12));
         for s in &sites {

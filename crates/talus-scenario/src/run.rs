@@ -276,7 +276,12 @@ impl Runner {
             let stats = *self.exp.world.step();
             self.account(&stats);
             for probe in &mut self.state.probes {
-                probe.after_step(&mut self.exp);
+                let removed = probe.after_step(&mut self.exp);
+                if !removed.is_empty() {
+                    for pop in &mut self.exp.populations {
+                        pop.grains.retain(|id| !removed.contains(id));
+                    }
+                }
             }
             let step = self.exp.world.steps();
             let failure = check.after_step(&self.exp, &stats, step);
@@ -482,45 +487,51 @@ impl Runner {
         let time = self.exp.world.time();
         let seed = self.exp.scenario.seed;
         for p in 0..self.exp.populations.len() {
-            let Some(pour) = self.exp.populations[p].pour.clone() else {
+            let pop = &self.exp.populations[p];
+            let Some(pour) = &pop.pour else {
                 continue;
             };
-            let pop = &self.exp.populations[p];
             if self.state.poured[p] >= pop.count || time < pour.start {
                 continue;
             }
-            let due = (((time - pour.start) * pour.rate).floor() as usize + 1).min(pop.count);
+            // Clamped in floating point: a huge rate must not overflow the count.
+            let due = ((time - pour.start) * pour.rate)
+                .floor()
+                .clamp(0.0, pop.count as f64 - 1.0) as usize
+                + 1;
             if self.state.poured[p] >= due {
                 continue;
             }
-            // Grains near the region block sites.
+            let (rate_slack, sites, lo, hi) = (pour.slack, pour.sites.len(), pour.lo, pour.hi);
+            // Grains near the region block sites; they are hashed into cells of the
+            // blocking distance so that each site looks at its neighbourhood only.
             let reach = pop.radius + self.max_radius();
-            let occupied: Vec<DVec3> = {
+            let mut occupied = Neighbourhood::new(reach);
+            {
                 let world = &self.exp.world;
-                world
-                    .grains()
-                    .filter_map(|id| world.grain(id).ok())
-                    .map(|g| g.pose.position)
-                    .collect()
-            };
-            let mut placed: Vec<DVec3> = Vec::new();
-            let sites = pour.sites.len();
+                for g in world.grains().filter_map(|id| world.grain(id).ok()) {
+                    let x = g.pose.position;
+                    if x.cmpge(lo - reach).all() && x.cmple(hi + reach).all() {
+                        occupied.insert(x);
+                    }
+                }
+            }
             let mut tried = 0;
             while self.state.poured[p] < due && tried < sites {
-                let site = pour.sites[self.state.site_cursor[p] % sites];
-                self.state.site_cursor[p] = (self.state.site_cursor[p] + 1) % sites;
+                let cursor = self.state.site_cursor[p] % sites;
+                let site = self.exp.populations[p]
+                    .pour
+                    .as_ref()
+                    .map_or(DVec3::ZERO, |pour| pour.sites[cursor]);
+                self.state.site_cursor[p] = (cursor + 1) % sites;
                 tried += 1;
-                let blocked = occupied
-                    .iter()
-                    .chain(&placed)
-                    .any(|q| q.distance_squared(site) < reach * reach);
-                if blocked {
+                if occupied.any_within(site, reach) {
                     continue;
                 }
                 let j = self.state.poured[p];
                 let mut rng = grain_rng(seed, p, j);
                 let orientation = random_rotation(&mut rng);
-                let position = jittered(site, pour.slack, 0.5, &mut rng);
+                let position = jittered(site, rate_slack, 0.5, &mut rng);
                 let desc = grain_desc(&self.exp.populations[p], j, position, orientation);
                 let id = self
                     .exp
@@ -532,7 +543,7 @@ impl Runner {
                         message: e.to_string(),
                     })?;
                 self.register(id, p);
-                placed.push(site);
+                occupied.insert(site);
                 self.state.poured[p] += 1;
             }
         }
@@ -554,6 +565,51 @@ impl Runner {
             .iter()
             .map(|p| p.radius)
             .fold(0.0, f64::max)
+    }
+}
+
+/// Points hashed into cubic cells, for "is any point within `reach` of x" queries.
+struct Neighbourhood {
+    cell: f64,
+    cells: std::collections::HashMap<(i64, i64, i64), Vec<DVec3>>,
+}
+
+impl Neighbourhood {
+    fn new(cell: f64) -> Neighbourhood {
+        Neighbourhood {
+            cell: cell.max(f64::MIN_POSITIVE),
+            cells: std::collections::HashMap::new(),
+        }
+    }
+
+    fn key(&self, x: DVec3) -> (i64, i64, i64) {
+        // Coordinates are validated to lie within 10^6 m, so the cells fit in i64.
+        let c = (x / self.cell).floor();
+        (c.x as i64, c.y as i64, c.z as i64)
+    }
+
+    fn insert(&mut self, x: DVec3) {
+        let k = self.key(x);
+        self.cells.entry(k).or_default().push(x);
+    }
+
+    fn any_within(&self, x: DVec3, reach: f64) -> bool {
+        let (i, j, k) = self.key(x);
+        (-1..=1).any(|di| {
+            (-1..=1).any(|dj| {
+                (-1..=1).any(|dk| {
+                    self.cells
+                        .get(&(
+                            i.saturating_add(di),
+                            j.saturating_add(dj),
+                            k.saturating_add(dk),
+                        ))
+                        .is_some_and(|list| {
+                            list.iter().any(|q| q.distance_squared(x) < reach * reach)
+                        })
+                })
+            })
+        })
     }
 }
 

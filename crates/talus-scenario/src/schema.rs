@@ -377,8 +377,9 @@ pub enum MeasurementSpec {
         #[serde(default)]
         fit: Option<(f64, f64)>,
     },
-    /// A vibrated bed (§1.2.2): solid fraction per layer, granular temperature, and the
-    /// height of an intruder grain (Brazil nut).
+    /// A vibrated bed (§1.2.2): solid fraction per horizontal layer of the region (which
+    /// moves with the driving wall), granular temperature, and the height of an intruder
+    /// grain above the moving container (Brazil nut).
     Vibration {
         /// The wall whose oscillation drives the bed (for Γ = A(2πf)²/g).
         driver: String,
@@ -403,7 +404,8 @@ pub enum MeasurementSpec {
         /// No outflow for this long (s) at the end counts as clogged; default 0.2.
         #[serde(default)]
         clog_window: Option<f64>,
-        /// Walls whose total force is recorded (names or `name/part` prefixes).
+        /// Walls whose total force is recorded, by their names in the scenario (all
+        /// plates of a hopper or box count).
         force_walls: Vec<String>,
         /// Interval between force samples for the spectrum (s); default 1e-3.
         #[serde(default)]

@@ -9,6 +9,15 @@ use crate::schema::{
     HopperKind, MeasurementSpec, MotionSpec, Placement, PopulationSpec, Scenario, Vec3, WallShape,
 };
 
+/// Largest magnitude of a coordinate or vector component (m, m/s, …).
+const MAX_COORDINATE: f64 = 1e6;
+/// Most rows a time series may get, and most frames a run may write.
+const MAX_ROWS: f64 = 1e6;
+/// See [`MAX_ROWS`].
+const MAX_FRAMES: f64 = 1e5;
+/// Most vertices of all distinct shapes of a scenario together.
+const MAX_SHAPE_VERTICES: usize = 10_000_000;
+
 /// Largest vertex count of a grain (as the geometry's generator allows).
 const MAX_VERTICES: usize = talus_geom::generate::MAX_GRAIN_VERTICES;
 
@@ -51,6 +60,41 @@ pub fn validate(scenario: &Scenario, path: &Path) -> Vec<ScenarioError> {
     }
     if let Some(t) = scenario.outputs.frame_interval {
         c.at_least_dt("outputs.frame_interval", t, scenario.time.dt);
+        if t > 0.0 && scenario.time.end / t > MAX_FRAMES {
+            c.fail(
+                "outputs.frame_interval",
+                format!("{} frames", (scenario.time.end / t).round()),
+                "at most 10^5 frames (end / frame_interval)",
+            );
+        }
+    }
+    let shape_vertices: usize = scenario
+        .grains
+        .iter()
+        .map(|p| {
+            p.distinct_shapes
+                .unwrap_or(p.count.min(32))
+                .saturating_mul(p.vertices)
+        })
+        .fold(0, usize::saturating_add);
+    if shape_vertices > MAX_SHAPE_VERTICES {
+        c.fail(
+            "grains",
+            format!("{shape_vertices} vertices in the distinct shapes together"),
+            "at most 10^7 (fewer distinct_shapes or vertices)",
+        );
+    }
+    for (i, m) in scenario.measurements.iter().enumerate() {
+        if scenario.measurements[..i]
+            .iter()
+            .any(|o| std::mem::discriminant(o) == std::mem::discriminant(m))
+        {
+            c.fail(
+                &format!("measurements[{i}]"),
+                "a second measurement of the same kind".into(),
+                "at most one AngleOfRepose, one Vibration and one Discharge",
+            );
+        }
     }
     c.errors
 }
@@ -87,9 +131,15 @@ impl Checker {
     }
 
     fn finite(&mut self, field: &str, v: Vec3) -> bool {
-        let ok = v.0.is_finite() && v.1.is_finite() && v.2.is_finite();
+        let ok = [v.0, v.1, v.2]
+            .iter()
+            .all(|c| c.is_finite() && c.abs() <= MAX_COORDINATE);
         if !ok {
-            self.fail(field, format!("{v:?} is not finite"), "finite coordinates");
+            self.fail(
+                field,
+                format!("{v:?} is not allowed"),
+                "finite coordinates within 10^6 of the origin",
+            );
         }
         ok
     }
@@ -178,6 +228,13 @@ impl Checker {
             );
         }
         self.at_least_dt("time.output_interval", t.output_interval, t.dt);
+        if t.output_interval > 0.0 && t.end / t.output_interval > MAX_ROWS {
+            self.fail(
+                "time.output_interval",
+                format!("{} rows", (t.end / t.output_interval).round()),
+                "at most 10^6 output rows (end / output_interval)",
+            );
+        }
         if let Some(c) = t.checkpoint_interval {
             self.at_least_dt("time.checkpoint_interval", c, t.dt);
         }
@@ -324,7 +381,13 @@ impl Checker {
                 start,
             } => {
                 self.region(&f, *min, *max);
-                self.positive(&format!("{f}.rate"), *rate);
+                if self.positive(&format!("{f}.rate"), *rate) && *rate > 1e6 {
+                    self.fail(
+                        &format!("{f}.rate"),
+                        format!("{rate} grains/s"),
+                        "at most 10^6 grains per second",
+                    );
+                }
                 self.non_negative(&format!("{f}.start"), *start);
             }
             Placement::Points(points) => {
@@ -555,9 +618,9 @@ impl Checker {
                 }
                 self.region(f, *min, *max);
                 if let Some(n) = layers
-                    && !(1..=10_000).contains(n)
+                    && !(1..=1000).contains(n)
                 {
-                    self.fail(&format!("{f}.layers"), format!("{n}"), "1 to 10000 layers");
+                    self.fail(&format!("{f}.layers"), format!("{n}"), "1 to 1000 layers");
                 }
             }
             MeasurementSpec::Discharge {
@@ -574,6 +637,20 @@ impl Checker {
                         format!("{outlet_z}"),
                         "a finite height",
                     );
+                }
+                for w in &s.walls {
+                    if let WallShape::Hopper { center, .. } = &w.shape
+                        && *outlet_z >= center.2
+                    {
+                        self.fail(
+                            &format!("{f}.outlet_z"),
+                            format!(
+                                "{outlet_z} m is not below the orifice of hopper '{}' at {} m",
+                                w.name, center.2
+                            ),
+                            "a height below the hopper's orifice",
+                        );
+                    }
                 }
                 match s.walls.iter().find(|w| &w.name == gate) {
                     None => self.fail(

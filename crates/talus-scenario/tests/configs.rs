@@ -85,6 +85,19 @@ fn overrides_set_the_named_fields() {
         Placement::Lattice { gap, .. } => assert_eq!(*gap, Some(0.2)),
         other => panic!("unexpected placement {other:?}"),
     }
+    // A coefficient the file leaves to its default can be set; whole numbers fit counts.
+    let more = apply_overrides(
+        &scenario,
+        &[
+            "force_model.coefficients.tangential_ratio=0.3".to_string(),
+            "grains[0].count=1e3".to_string(),
+        ],
+    )
+    .unwrap();
+    assert_eq!(more.force_model.coefficients["tangential_ratio"], 0.3);
+    assert_eq!(more.grains[0].count, 1000);
+    let e = apply_overrides(&scenario, &["grains[0].count=many".to_string()]).unwrap_err();
+    assert!(e.to_string().contains("grains[0].count"), "{e}");
     // Unknown paths and bad values are errors that name the assignment.
     for bad in [
         "time.ned=1",

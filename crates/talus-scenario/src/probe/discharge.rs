@@ -164,8 +164,21 @@ impl Discharge {
     }
 
     fn rate_fit(&self) -> Option<crate::analysis::fit::LineFit> {
+        // Mass counted from the gate's opening: grains that fell out before it (through a
+        // gap, or an outlet set inside the hopper) are not part of the flow.
+        let before = self
+            .events
+            .iter()
+            .take_while(|e| e.0 < self.gate_open)
+            .last()
+            .map_or(0.0, |e| e.1);
         let (t, m): (Vec<f64>, Vec<f64>) = std::iter::once((self.gate_open, 0.0))
-            .chain(self.events.iter().copied())
+            .chain(
+                self.events
+                    .iter()
+                    .filter(|e| e.0 >= self.gate_open)
+                    .map(|e| (e.0, e.1 - before)),
+            )
             .unzip();
         steady_rate(&t, &m, self.fit.0, self.fit.1)
     }

@@ -131,26 +131,28 @@ impl Vibration {
             }
             _ => (f64::NAN, f64::NAN),
         };
-        // The bed: every grain but the intruder, inside the region's horizontal extent.
+        // The bed: every grain but the intruder inside the region, which moves with the
+        // container; layers are horizontal slices of it.
+        let lo = self.min + up * shift;
+        let hi = self.max + up * shift;
         let bed: Vec<_> = sample
             .grains
             .iter()
             .filter(|g| Some(g.population) != self.intruder)
+            .filter(|g| {
+                let p = g.state.pose.position;
+                (lo.x..=hi.x).contains(&p.x) && (lo.y..=hi.y).contains(&p.y)
+            })
             .collect();
         let velocities: Vec<[f64; 3]> = bed.iter().map(|g| g.state.velocity.to_array()).collect();
         let masses: Vec<f64> = bed.iter().map(|g| g.state.inertia.mass).collect();
         let temperature = granular_temperature(&velocities, &masses);
         self.temperatures.push(temperature);
-        // Layers are horizontal slices of the region along z.
         let extent = self.max - self.min;
         let area = extent.x * extent.y;
         let z_and_volume: Vec<(f64, f64)> = bed
             .iter()
-            .filter(|g| {
-                let p = g.state.pose.position;
-                (self.min.x..=self.max.x).contains(&p.x) && (self.min.y..=self.max.y).contains(&p.y)
-            })
-            .map(|g| (g.state.pose.position.z, g.volume))
+            .map(|g| (g.state.pose.position.z - up.z * shift, g.volume))
             .collect();
         let packing = layer_packing(&z_and_volume, self.min.z, self.max.z, self.layers, area);
         let mut row = vec![height, rise, temperature];
