@@ -61,7 +61,7 @@ pub struct WallFrame<'a> {
 /// Writes the grains of one snapshot at `time` to `path` as one polyhedron cell each,
 /// atomically.
 ///
-/// Cell data: `grain_id`, `material`, `population` (UInt32), `velocity`, `angular_velocity` (3 components)
+/// Cell data: `grain_id`, `material`, `population` (UInt32), `position` (centre of mass), `velocity`, `angular_velocity` (3 components)
 /// and `speed` (Float64). Point data: `velocity`, the rigid-body velocity `v + ω × (x − c)` of
 /// each vertex, with `c` the grain's position (its centre of mass).
 ///
@@ -81,6 +81,7 @@ pub fn write_grains_vtu(path: &Path, time: f64, grains: &[GrainFrame]) -> io::Re
     let ids: Vec<u32> = grains.iter().map(|g| g.id).collect();
     let materials: Vec<u32> = grains.iter().map(|g| g.material).collect();
     let populations: Vec<u32> = grains.iter().map(|g| g.population).collect();
+    let position = flatten(grains.iter().map(|g| g.pose.position));
     let velocity = flatten(grains.iter().map(|g| g.velocity));
     let angular_velocity = flatten(grains.iter().map(|g| g.angular_velocity));
     let speed: Vec<f64> = grains.iter().map(|g| g.velocity.length()).collect();
@@ -93,6 +94,7 @@ pub fn write_grains_vtu(path: &Path, time: f64, grains: &[GrainFrame]) -> io::Re
             Array::new("grain_id", 1, Data::U32(&ids)),
             Array::new("material", 1, Data::U32(&materials)),
             Array::new("population", 1, Data::U32(&populations)),
+            Array::new("position", 3, Data::F64(&position)),
             Array::new("velocity", 3, Data::F64(&velocity)),
             Array::new("angular_velocity", 3, Data::F64(&angular_velocity)),
             Array::new("speed", 1, Data::F64(&speed)),
@@ -606,6 +608,7 @@ mod tests {
         let points = vtu.get("Points", "Points").vectors();
         let point_velocity = vtu.get("PointData", "velocity").vectors();
         let cell_velocity = vtu.get("CellData", "velocity").vectors();
+        let cell_position = vtu.get("CellData", "position").vectors();
         let cell_omega = vtu.get("CellData", "angular_velocity").vectors();
         let speed = vtu.get("CellData", "speed").f64s();
         let connectivity = vtu.get("Cells", "connectivity").i64s();
@@ -619,6 +622,7 @@ mod tests {
         let mut face_start = 0usize;
         for (c, g) in grains.iter().enumerate() {
             assert_eq!(cell_velocity[c], g.velocity);
+            assert_eq!(cell_position[c], g.pose.position);
             assert_eq!(cell_omega[c], g.angular_velocity);
             assert_eq!(speed[c], g.velocity.length());
 
