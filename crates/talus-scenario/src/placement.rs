@@ -101,10 +101,17 @@ pub struct PlacedGrain<'a> {
 /// does not count).
 #[must_use]
 pub fn overlaps_wall(grain: &PlacedGrain, wall: &Wall) -> bool {
-    if !wall.is_present(0.0) {
+    overlaps_wall_at(grain, wall, 0.0)
+}
+
+/// Whether `grain` penetrates `wall` where the wall is at time `t` (a wall removed by then
+/// does not count).
+#[must_use]
+pub fn overlaps_wall_at(grain: &PlacedGrain, wall: &Wall, t: f64) -> bool {
+    if !wall.is_present(t) {
         return false;
     }
-    let state = wall.state(0.0);
+    let state = wall.state(t);
     match &wall.geometry {
         WallGeometry::HalfSpace { normal } => {
             let n = state.pose.rotation * *normal;

@@ -22,7 +22,7 @@ use crate::frames::write_frame;
 use crate::load::{parse, to_ron};
 use crate::output::csv::{Column, TimeSeries};
 use crate::output::pvd::{PvdEntry, write_pvd};
-use crate::placement::{grain_rng, jittered, random_rotation};
+use crate::placement::{PlacedGrain, grain_rng, jittered, overlaps_wall_at, random_rotation};
 use crate::probe::{GrainRecord, Probe, Sample, kinetic_energy, up_direction};
 use crate::schema::{Placement, Scenario};
 use crate::summary::{Status, write_outputs};
@@ -533,6 +533,11 @@ impl Runner {
                 let orientation = random_rotation(&mut rng);
                 let position = jittered(site, rate_slack, 0.5, &mut rng);
                 let desc = grain_desc(&self.exp.populations[p], j, position, orientation);
+                // A moving wall may have entered the pouring region since the build
+                // checked it: such a site waits.
+                if self.meets_wall(&desc, time) {
+                    continue;
+                }
                 let id = self
                     .exp
                     .world
@@ -548,6 +553,23 @@ impl Runner {
             }
         }
         Ok(())
+    }
+
+    /// Whether the grain `desc` would start inside a wall present at time `t`.
+    fn meets_wall(&self, desc: &talus_sim::GrainDesc, t: f64) -> bool {
+        let world = &self.exp.world;
+        let Ok(shape) = world.shapes().get(desc.shape) else {
+            return false;
+        };
+        let grain = PlacedGrain {
+            shape: &shape.body,
+            pose: talus_geom::Pose::new(
+                desc.position,
+                (desc.orientation * shape.body_to_input).normalize(),
+            ),
+            radius: shape.radius,
+        };
+        world.walls().iter().any(|w| overlaps_wall_at(&grain, w, t))
     }
 
     fn register(&mut self, id: GrainId, population: usize) {
