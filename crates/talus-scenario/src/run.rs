@@ -124,8 +124,15 @@ impl Runner {
         let probes: Vec<Probe> = scenario
             .measurements
             .iter()
-            .map(|m| Probe::new(m, &exp))
-            .collect();
+            .enumerate()
+            .map(|(i, m)| {
+                Probe::new(m, &exp).ok_or_else(|| ScenarioError::Engine {
+                    path: path.to_path_buf(),
+                    context: format!("measurements[{i}]"),
+                    message: "no probe for this measurement".into(),
+                })
+            })
+            .collect::<Result<_, _>>()?;
         let mut columns = vec![
             Column::new("time", "s"),
             Column::new("grains", "1"),

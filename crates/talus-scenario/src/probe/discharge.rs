@@ -57,7 +57,7 @@ pub struct Discharge {
 impl Discharge {
     /// The probe of a `Discharge` measurement.
     #[must_use]
-    pub fn new(spec: &MeasurementSpec, exp: &Experiment) -> Discharge {
+    pub fn new(spec: &MeasurementSpec, exp: &Experiment) -> Option<Discharge> {
         let MeasurementSpec::Discharge {
             outlet_z,
             gate,
@@ -67,7 +67,7 @@ impl Discharge {
             fit,
         } = spec
         else {
-            unreachable!("Probe::new dispatches on the variant")
+            return None;
         };
         let s = &exp.scenario;
         let gate_open = s
@@ -85,7 +85,7 @@ impl Discharge {
         let dt = s.time.dt;
         let interval = force_sample_interval.unwrap_or(DEFAULT_FORCE_INTERVAL);
         let force_every = ((interval / dt).round() as u64).max(1);
-        Discharge {
+        Some(Discharge {
             outlet_z: *outlet_z,
             up: super::up_direction(v3(s.gravity)),
             gate_open,
@@ -100,7 +100,7 @@ impl Discharge {
             force_samples: Vec::new(),
             force_dt: force_every as f64 * dt,
             last_time: 0.0,
-        }
+        })
     }
 
     /// Columns: discharged mass and grains, force on the walls.

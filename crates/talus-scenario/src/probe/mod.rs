@@ -59,16 +59,19 @@ pub enum Probe {
 pub type SummaryItems = Vec<(String, serde_json::Value)>;
 
 impl Probe {
-    /// The probe of a measurement in a built experiment.
+    /// The probe of a measurement in a built experiment (each kind's constructor accepts
+    /// exactly its own variant, which this match hands it).
     #[must_use]
-    pub fn new(spec: &MeasurementSpec, exp: &Experiment) -> Probe {
+    pub fn new(spec: &MeasurementSpec, exp: &Experiment) -> Option<Probe> {
         match spec {
-            MeasurementSpec::AngleOfRepose { .. } => Probe::Repose(repose::Repose::new(spec, exp)),
+            MeasurementSpec::AngleOfRepose { .. } => {
+                repose::Repose::new(spec, exp).map(Probe::Repose)
+            }
             MeasurementSpec::Vibration { .. } => {
-                Probe::Vibration(vibration::Vibration::new(spec, exp))
+                vibration::Vibration::new(spec, exp).map(Probe::Vibration)
             }
             MeasurementSpec::Discharge { .. } => {
-                Probe::Discharge(discharge::Discharge::new(spec, exp))
+                discharge::Discharge::new(spec, exp).map(Probe::Discharge)
             }
         }
     }

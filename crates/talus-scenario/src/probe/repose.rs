@@ -36,7 +36,7 @@ pub struct Repose {
 impl Repose {
     /// The probe of an `AngleOfRepose` measurement.
     #[must_use]
-    pub fn new(spec: &MeasurementSpec, _exp: &Experiment) -> Repose {
+    pub fn new(spec: &MeasurementSpec, _exp: &Experiment) -> Option<Repose> {
         let MeasurementSpec::AngleOfRepose {
             direction,
             floor,
@@ -45,9 +45,9 @@ impl Repose {
             fit,
         } = spec
         else {
-            unreachable!("Probe::new dispatches on the variant")
+            return None;
         };
-        Repose {
+        Some(Repose {
             direction: v3(*direction).normalize(),
             floor: *floor,
             range: *range,
@@ -57,7 +57,7 @@ impl Repose {
             angle_deg: None,
             line: None,
             used: Vec::new(),
-        }
+        })
     }
 
     /// Columns: the angle.

@@ -43,7 +43,7 @@ pub struct Vibration {
 impl Vibration {
     /// The probe of a `Vibration` measurement.
     #[must_use]
-    pub fn new(spec: &MeasurementSpec, exp: &Experiment) -> Vibration {
+    pub fn new(spec: &MeasurementSpec, exp: &Experiment) -> Option<Vibration> {
         let MeasurementSpec::Vibration {
             driver,
             intruder,
@@ -52,7 +52,7 @@ impl Vibration {
             layers,
         } = spec
         else {
-            unreachable!("Probe::new dispatches on the variant")
+            return None;
         };
         let s = &exp.scenario;
         let (amplitude, frequency, phase, direction) = s
@@ -70,7 +70,7 @@ impl Vibration {
             })
             .unwrap_or((0.0, 0.0, 0.0, DVec3::Z));
         let g = v3(s.gravity).length();
-        Vibration {
+        Some(Vibration {
             gamma: gamma(amplitude, frequency, g),
             amplitude,
             frequency,
@@ -86,7 +86,7 @@ impl Vibration {
             heights: Vec::new(),
             profiles: Vec::new(),
             temperatures: Vec::new(),
-        }
+        })
     }
 
     /// Columns: intruder height and rise, granular temperature, packing per layer.
