@@ -61,6 +61,25 @@ fn every_shipped_config_passes_check() {
 }
 
 #[test]
+fn check_warns_about_gear_near_the_critical_step() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/angle_of_repose.ron");
+    let registry = ForceModelRegistry::default();
+    let clean = check(&read(&file).unwrap(), &file, &registry).unwrap();
+    assert!(clean.warnings.is_empty(), "{:?}", clean.warnings);
+    let gear = apply_overrides(&read(&file).unwrap(), &["integrator=Gear".to_string()]).unwrap();
+    let report = check(&gear, &file, &registry).unwrap();
+    assert!(
+        report.warnings.iter().any(|w| w.contains("Gear")),
+        "{:?}",
+        report.warnings
+    );
+    let halved =
+        apply_overrides(&gear, &[format!("time.dt={}", 0.45 * report.critical_dt)]).unwrap();
+    let report = check(&halved, &file, &registry).unwrap();
+    assert!(!report.warnings.iter().any(|w| w.contains("Gear")));
+}
+
+#[test]
 fn overrides_set_the_named_fields() {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/hopper.ron");
     let scenario = read(&file).unwrap();
