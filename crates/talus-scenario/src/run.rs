@@ -24,7 +24,7 @@ use crate::output::csv::{Column, TimeSeries};
 use crate::output::pvd::{PvdEntry, write_pvd};
 use crate::placement::{PlacedGrain, grain_rng, jittered, overlaps_wall_at, random_rotation};
 use crate::probe::{GrainRecord, Probe, Sample, kinetic_energy, up_direction};
-use crate::schema::{Placement, Scenario};
+use crate::schema::Scenario;
 use crate::summary::{Status, write_outputs};
 use crate::walls::v3;
 
@@ -299,12 +299,12 @@ impl Runner {
                 return Err(ScenarioError::BlowUp(message));
             }
             if step % self.output_every == 0 || step == self.total_steps {
-                self.output_row()?;
+                let energy = self.output_row()?;
                 self.state
                     .series
                     .append_last_row(&self.out.join(TIMESERIES_FILE))
                     .map_err(|source| io_error(&self.out.join(TIMESERIES_FILE), source))?;
-                self.check_rest();
+                self.check_rest(energy);
             }
             if self.frame_every.is_some_and(|f| step % f == 0) {
                 self.frame()?;
@@ -410,7 +410,8 @@ impl Runner {
             .fold(0.0, |sum, e| sum + e)
     }
 
-    fn output_row(&mut self) -> Result<(), ScenarioError> {
+    /// Appends the row of the current state to the time series; returns the kinetic energy.
+    fn output_row(&mut self) -> Result<f64, ScenarioError> {
         let sample = self.sample();
         let energy = sample
             .grains
@@ -435,10 +436,12 @@ impl Runner {
                 path: self.exp.path.clone(),
                 context: "time series".into(),
                 message: e.to_string(),
-            })
+            })?;
+        Ok(energy)
     }
 
-    fn check_rest(&mut self) {
+    /// Whether the grains, with total kinetic energy `energy`, have come to rest.
+    fn check_rest(&mut self, energy: f64) {
         let Some(rest) = &self.exp.scenario.time.stop_at_rest else {
             return;
         };
@@ -452,7 +455,7 @@ impl Runner {
         if !pouring_done || grains == 0 || self.exp.world.time() < rest.after {
             return;
         }
-        if self.kinetic_energy() / (grains as f64) < rest.kinetic_energy_per_grain {
+        if energy / (grains as f64) < rest.kinetic_energy_per_grain {
             self.state.at_rest = true;
         }
     }
@@ -656,10 +659,4 @@ pub fn io_error(path: &Path, source: std::io::Error) -> ScenarioError {
         path: path.to_path_buf(),
         source,
     }
-}
-
-/// Whether a placement pours.
-#[must_use]
-pub fn pours(placement: &Placement) -> bool {
-    matches!(placement, Placement::Pour { .. })
 }
