@@ -1,14 +1,25 @@
 //! `talus run`, `talus check`, `talus resume` and `talus models`: experiments from RON
 //! scenario files.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
+use std::process::ExitCode;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use talus_scenario::check::check;
 use talus_scenario::load::{apply_overrides, read};
+use talus_scenario::output::RunDir;
+use talus_scenario::output::run_dir::SUMMARY_FILE;
+use talus_scenario::resources::{bytes, estimate, shortfalls};
 use talus_scenario::{Progress, Runner};
 use talus_sim::force::ForceModelRegistry;
+
+/// Exit code of a run that reached its end but whose results cannot be trusted (status
+/// `suspect` in `summary.json`, with the reasons in its `warnings`).
+pub const EXIT_SUSPECT: u8 = 3;
+
+/// More worker threads than this many per core only add overhead: refused.
+const THREADS_PER_CORE_LIMIT: usize = 4;
 
 /// Arguments of `talus run`.
 #[derive(Debug, Args)]
@@ -28,9 +39,14 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
-    /// Overwrite the results of an earlier run in the output directory.
+    /// Replace the results of an earlier run in the output directory (only the files that
+    /// run wrote are removed).
     #[arg(long)]
     pub force: bool,
+    /// Run even when the estimated memory or disk exceeds what the machine has, or the
+    /// output exceeds 20 GiB.
+    #[arg(long)]
+    pub allow_large: bool,
 }
 
 /// Arguments of `talus check`.
@@ -60,7 +76,7 @@ pub struct ResumeArgs {
 }
 
 /// `talus check`.
-pub fn check_file(args: &CheckArgs) -> Result<(), String> {
+pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
     let scenario = read(&args.file).map_err(|e| e.to_string())?;
     let scenario = apply_overrides(&scenario, &args.overrides).map_err(|e| e.to_string())?;
     let registry = ForceModelRegistry::default();
@@ -73,7 +89,7 @@ pub fn check_file(args: &CheckArgs) -> Result<(), String> {
             "{}",
             serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
         );
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
     println!(
         "{}: ok — scenario '{}'",
@@ -97,78 +113,103 @@ pub fn check_file(args: &CheckArgs) -> Result<(), String> {
         "  steps:            {} ({:.2e} grain-steps)",
         report.steps, report.grain_steps
     );
+    println!("  memory estimate:  {}", bytes(report.memory_bytes));
     println!(
-        "  memory estimate:  {:.1} MiB",
-        report.memory_bytes as f64 / (1024.0 * 1024.0)
+        "  output estimate:  {} ({} frames)",
+        bytes(report.disk_bytes),
+        report.frames
     );
     for w in &report.warnings {
         println!("warning: {w}");
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `talus run`.
-pub fn run_file(args: &RunArgs) -> Result<(), String> {
+pub fn run_file(args: &RunArgs) -> Result<ExitCode, String> {
+    check_threads(args.threads)?;
     let scenario = read(&args.file).map_err(|e| e.to_string())?;
     let scenario = apply_overrides(&scenario, &args.overrides).map_err(|e| e.to_string())?;
-    let out = args.out.clone().unwrap_or_else(|| {
-        Path::new("out").join(
-            args.file
-                .file_stem()
-                .map_or_else(|| "run".into(), |s| s.to_os_string()),
-        )
-    });
+    let out = match &args.out {
+        Some(out) => out.clone(),
+        None => default_out(&args.file)?,
+    };
     let errors = talus_scenario::validate::validate(&scenario, &args.file);
     if !errors.is_empty() {
         let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
         return Err(lines.join("\nerror: "));
     }
-    if args.force {
-        // The earlier run's results go, so that none of them can be mistaken for this
-        // run's (or resumed in its place).
-        for file in [
-            "checkpoint.bin",
-            "summary.json",
-            "timeseries.csv",
-            "frames.pvd",
-            "scenario.ron",
-        ] {
-            remove(&out.join(file), |p| std::fs::remove_file(p))?;
-        }
-        for dir in ["frames", "plots"] {
-            remove(&out.join(dir), |p| std::fs::remove_dir_all(p))?;
-        }
-    } else {
-        for file in ["checkpoint.bin", "summary.json"] {
-            if out.join(file).exists() {
-                return Err(format!(
-                    "{} already holds a run ({file}); continue it with `talus resume {}`, \
-                     choose another --out, or pass --force to overwrite it",
-                    out.display(),
-                    out.display()
-                ));
-            }
+    let needs = estimate(&scenario);
+    if !args.allow_large {
+        let problems = shortfalls(&needs, &out);
+        if !problems.is_empty() {
+            return Err(format!(
+                "{}: {}; --allow-large runs it anyway",
+                args.file.display(),
+                problems.join("; ")
+            ));
         }
     }
+    let dir = RunDir::create(&out, args.force).map_err(|e| e.to_string())?;
     let registry = ForceModelRegistry::default();
-    let mut runner = Runner::start(&scenario, &args.file, &registry, args.threads, &out)
+    let mut runner = Runner::start_in(&scenario, &args.file, &registry, args.threads, dir)
         .map_err(|e| e.to_string())?;
+    if !args.quiet {
+        eprintln!(
+            "{} grains, {} steps, {} threads; about {} of memory and {} of output",
+            needs.grains,
+            runner.total_steps(),
+            runner.exp.world.thread_count(),
+            bytes(needs.memory_bytes),
+            bytes(needs.disk_bytes)
+        );
+    }
     drive(&mut runner, args.quiet)
 }
 
-/// Removes `path` if it exists.
-fn remove(path: &Path, how: fn(&Path) -> std::io::Result<()>) -> Result<(), String> {
-    match how(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!(
-            "{}: cannot remove the earlier run's output: {e}",
-            path.display()
-        )),
-        _ => Ok(()),
+/// `out/<file name without extension>`, refused when the file name gives no plain folder
+/// name (`...ron` would otherwise make `out/..`, the current directory).
+fn default_out(file: &Path) -> Result<PathBuf, String> {
+    let stem = file.file_stem().unwrap_or_default();
+    let plain = !stem.is_empty()
+        && !stem.to_string_lossy().starts_with('.')
+        && Path::new(stem)
+            .components()
+            .all(|c| matches!(c, Component::Normal(_)));
+    if plain {
+        Ok(Path::new("out").join(stem))
+    } else {
+        Err(format!(
+            "{}: no output folder can be named after this file name; choose one with --out DIR",
+            file.display()
+        ))
     }
 }
 
+/// Refuses absurd thread counts (they only add overhead: results do not depend on the
+/// count) and warns above the machine's cores.
+fn check_threads(threads: usize) -> Result<(), String> {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let limit = THREADS_PER_CORE_LIMIT * cores;
+    if threads > limit {
+        return Err(format!(
+            "--threads {threads}: this machine has {cores} cores, and more than \
+             {THREADS_PER_CORE_LIMIT} threads per core only slow the run down; allowed: 0 \
+             (one per core) to {limit}"
+        ));
+    }
+    if threads > cores {
+        eprintln!(
+            "warning: --threads {threads} is more than the {cores} cores of this machine; the \
+             run will not be faster than with {cores}"
+        );
+    }
+    Ok(())
+}
+
 /// `talus resume`.
-pub fn resume_dir(args: &ResumeArgs) -> Result<(), String> {
+pub fn resume_dir(args: &ResumeArgs) -> Result<ExitCode, String> {
+    check_threads(args.threads)?;
     let checkpoint = args.dir.join(talus_scenario::run::CHECKPOINT_FILE);
     if !checkpoint.exists() {
         return Err(format!(
@@ -177,9 +218,17 @@ pub fn resume_dir(args: &ResumeArgs) -> Result<(), String> {
             checkpoint.display()
         ));
     }
+    let dir = RunDir::open(&args.dir).map_err(|e| e.to_string())?;
     let registry = ForceModelRegistry::default();
-    let mut runner =
-        Runner::resume(&args.dir, &registry, args.threads).map_err(|e| e.to_string())?;
+    let mut runner = Runner::resume_in(dir, &registry, args.threads).map_err(|e| e.to_string())?;
+    if runner.finished() {
+        eprintln!(
+            "the run in {} already ended at t = {} s; nothing to resume",
+            args.dir.display(),
+            runner.exp.world.time()
+        );
+        return print_summary(runner.out_dir());
+    }
     if !args.quiet {
         eprintln!(
             "resuming at t = {:.6} s (step {} of {})",
@@ -192,7 +241,7 @@ pub fn resume_dir(args: &ResumeArgs) -> Result<(), String> {
 }
 
 /// `talus models`: the registered force models and their coefficients.
-pub fn list_models() -> Result<(), String> {
+pub fn list_models() -> Result<ExitCode, String> {
     let registry = ForceModelRegistry::default();
     for entry in registry.entries() {
         println!("{}: {}", entry.name, entry.description);
@@ -206,11 +255,11 @@ pub fn list_models() -> Result<(), String> {
             );
         }
     }
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
-/// Runs to the end with a progress bar and prints where the results are.
-fn drive(runner: &mut Runner, quiet: bool) -> Result<(), String> {
+/// Runs to the end with a progress bar and prints the summary.
+fn drive(runner: &mut Runner, quiet: bool) -> Result<ExitCode, String> {
     let bar = ProgressBar::new(runner.total_steps());
     if quiet {
         bar.set_draw_target(ProgressDrawTarget::hidden());
@@ -239,7 +288,34 @@ fn drive(runner: &mut Runner, quiet: bool) -> Result<(), String> {
             out.display()
         );
     }
-    let summary = std::fs::read_to_string(out.join("summary.json")).map_err(|e| e.to_string())?;
-    println!("{summary}");
-    Ok(())
+    print_summary(out)
+}
+
+/// Prints the summary of the run in `out`, its warnings on stderr; the exit code says
+/// whether its status is clean.
+fn print_summary(out: &Path) -> Result<ExitCode, String> {
+    let path = out.join(SUMMARY_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("{text}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    match summary["status"].as_str() {
+        Some("finished" | "at_rest") => Ok(ExitCode::SUCCESS),
+        Some("suspect") => {
+            for w in summary["warnings"].as_array().into_iter().flatten() {
+                eprintln!("warning: {}", w.as_str().unwrap_or_default());
+            }
+            eprintln!(
+                "the run ended, but its results are suspect (status \"suspect\" in {})",
+                path.display()
+            );
+            Ok(ExitCode::from(EXIT_SUSPECT))
+        }
+        Some(other) => Err(format!(
+            "the run in {} ended with status '{other}': {}",
+            out.display(),
+            summary["error"].as_str().unwrap_or("see its summary.json")
+        )),
+        None => Err(format!("{}: no status", path.display())),
+    }
 }

@@ -9,7 +9,8 @@
 //!
 //! Exit codes: 0 on success, 2 for invalid command-line arguments (reported by clap), 1 when
 //! the arguments are well-formed but the work fails (a bad scenario, a grain that cannot be
-//! built, a simulation that blows up).
+//! built, a simulation that blows up, an output that cannot be written), 3 when a run
+//! reached its end but its results are suspect (the warnings say why).
 
 mod experiment;
 mod output;
@@ -57,14 +58,14 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Shape(args) => shape::run(&args),
+        Command::Shape(args) => shape::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Run(args) => experiment::run_file(&args),
         Command::Check(args) => experiment::check_file(&args),
         Command::Resume(args) => experiment::resume_dir(&args),
         Command::Models => experiment::list_models(),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");
             ExitCode::FAILURE

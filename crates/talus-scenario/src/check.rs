@@ -9,17 +9,10 @@ use talus_sim::force::ForceModelRegistry;
 
 use crate::build::build;
 use crate::error::ScenarioError;
-use crate::schema::{Integrator, Scenario, WallShape};
+use crate::resources::{DISK_LIMIT, bytes, estimate, memory_shortfall};
+use crate::schema::{Integrator, Placement, Scenario, WallShape};
 use crate::validate::validate;
 
-/// Bytes a grain's shape takes per vertex (vertices, half-edges, faces and their
-/// precomputed planes), measured on generated grains; an estimate.
-const SHAPE_BYTES_PER_VERTEX: usize = 700;
-/// Contacts per grain in a dense packing and bytes per contact (pair, feature cache and
-/// history); an estimate.
-const CONTACTS_PER_GRAIN: usize = 7;
-/// See [`CONTACTS_PER_GRAIN`].
-const BYTES_PER_CONTACT: usize = 160;
 /// Above this fraction of the critical time step the Gear predictor–corrector was seen to
 /// blow up where a falling column hits a bed, while velocity Verlet at the same step did not.
 const GEAR_SAFE_RATIO: f64 = 0.5;
@@ -46,17 +39,24 @@ pub struct CheckReport {
     pub steps: u64,
     /// Grain-steps in all (a measure of the run's cost).
     pub grain_steps: f64,
-    /// Estimated memory of the world (bytes).
-    pub memory_bytes: usize,
+    /// Estimated memory of the run at its peak (bytes).
+    pub memory_bytes: u64,
+    /// Estimated disk the run writes (bytes).
+    pub disk_bytes: u64,
+    /// Frames the run writes.
+    pub frames: u64,
     /// Legal choices that are probably not meant.
     pub warnings: Vec<String>,
 }
 
-/// Checks `scenario` (read from `path`): every validation failure, then the build (force
-/// model, critical time step, placement).
+/// Checks `scenario` (read from `path`): every validation failure, the memory the run
+/// needs against what the machine has (before anything is built, so that a run far too
+/// large for the machine is reported, not attempted), then the build (force model, critical
+/// time step, placement; the grains are placed and checked but not added to a world).
 ///
 /// # Errors
-/// Every problem found; the build is only tried when validation passes.
+/// Every problem found; the build is only tried when validation passes and the memory
+/// suffices.
 pub fn check(
     scenario: &Scenario,
     path: &Path,
@@ -66,19 +66,24 @@ pub fn check(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let exp = build(scenario, path, registry, 1, true).map_err(|e| vec![e])?;
+    let needs = estimate(scenario);
+    if let Some(problem) = memory_shortfall(&needs) {
+        return Err(vec![ScenarioError::Resources {
+            path: path.to_path_buf(),
+            problem,
+        }]);
+    }
+    let exp = build(scenario, path, registry, 1, false).map_err(|e| vec![e])?;
     let s = scenario;
     let world = &exp.world;
     let grains = exp.total_grains();
-    let steps = (s.time.end / s.time.dt).round() as u64;
-    let shape_bytes: usize = world
-        .shapes()
-        .shapes()
+    let placed: usize = s
+        .grains
         .iter()
-        .map(|shape| shape.body.vertices().len() * SHAPE_BYTES_PER_VERTEX)
+        .filter(|p| !matches!(p.placement, Placement::Pour { .. }))
+        .map(|p| p.count)
         .sum();
-    let memory_bytes =
-        grains * (world.bytes_per_grain() + CONTACTS_PER_GRAIN * BYTES_PER_CONTACT) + shape_bytes;
+    let steps = (s.time.end / s.time.dt).round() as u64;
 
     let mut warnings = Vec::new();
     let ratio = s.time.dt / exp.critical_dt;
@@ -151,16 +156,58 @@ pub fn check(
     {
         warnings.push("more than 2000 frames will be written".into());
     }
+    if needs.disk_bytes > DISK_LIMIT {
+        warnings.push(format!(
+            "the run would write about {} ({} frames {}); `talus run` refuses more than {} \
+             without --allow-large",
+            bytes(needs.disk_bytes),
+            needs.frames,
+            bytes(needs.frame_bytes),
+            bytes(DISK_LIMIT)
+        ));
+    }
+    for (p, pop) in s.grains.iter().enumerate() {
+        if let Placement::Pour { rate, start, .. } = pop.placement {
+            let last = start + (pop.count as f64 - 1.0) / rate;
+            if last > s.time.end {
+                warnings.push(format!(
+                    "grains[{p}]: the last of the {} poured grains is due at t = {} s, after the \
+                     end of the run ({} s); the run will be reported as suspect",
+                    pop.count,
+                    crate::number::short(last),
+                    crate::number::short(s.time.end)
+                ));
+            }
+        }
+    }
+    for w in &s.walls {
+        if let Some(t) = w.removed_at
+            && t >= s.time.end
+            && s.measurements.iter().any(|m| {
+                matches!(m, crate::schema::MeasurementSpec::Discharge { gate, .. } if *gate == w.name)
+            })
+        {
+            warnings.push(format!(
+                "the gate '{}' opens at t = {} s, not before the end of the run ({} s): nothing \
+                 is discharged",
+                w.name,
+                crate::number::short(t),
+                crate::number::short(s.time.end)
+            ));
+        }
+    }
     Ok(CheckReport {
         scenario: s.name.clone(),
         grains,
-        placed: world.grain_count(),
+        placed,
         walls: world.walls().len(),
         dt: s.time.dt,
         critical_dt: exp.critical_dt,
         steps,
         grain_steps: steps as f64 * grains as f64,
-        memory_bytes,
+        memory_bytes: needs.memory_bytes,
+        disk_bytes: needs.disk_bytes,
+        frames: needs.frames,
         warnings,
     })
 }

@@ -60,6 +60,23 @@ pub enum ScenarioError {
         /// The engine's message.
         message: String,
     },
+    /// The output directory cannot be used: files of the user's under names a run writes,
+    /// an earlier run, another process writing into it, or not a directory.
+    #[error("{path}: {problem}")]
+    OutputDir {
+        /// The directory or file.
+        path: PathBuf,
+        /// What is wrong and what to do.
+        problem: String,
+    },
+    /// The machine cannot take the run: not enough memory or disk for it.
+    #[error("{path}: {problem}")]
+    Resources {
+        /// The scenario file.
+        path: PathBuf,
+        /// What the run needs and what the machine has.
+        problem: String,
+    },
     /// A checkpoint could not be read or does not fit its scenario.
     #[error("checkpoint {path}: {problem}")]
     Checkpoint {

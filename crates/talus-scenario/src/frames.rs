@@ -13,17 +13,26 @@ use crate::error::ScenarioError;
 use crate::output::vtk::{GrainFrame, WallFrame, write_grains_vtu, write_walls_vtu};
 use crate::run::io_error;
 
-/// Writes frame `index` into `out/frames/` and returns the two files, relative to `out`:
-/// grains, then walls. A half-space wall is drawn as a square plate around the grains.
+/// The two files of frame `index`, relative to the output directory: grains, then walls.
+#[must_use]
+pub fn frame_files(index: usize) -> Vec<String> {
+    vec![
+        format!("frames/grains_{index:06}.vtu"),
+        format!("frames/walls_{index:06}.vtu"),
+    ]
+}
+
+/// Writes a frame into `files` (relative to `out`, as [`frame_files`] names them): the
+/// grains, then the walls. A half-space wall is drawn as a square plate around the grains.
 ///
 /// # Errors
 /// [`ScenarioError::Io`] if a file cannot be written.
 pub fn write_frame(
     exp: &Experiment,
     out: &Path,
-    index: usize,
+    files: &[String],
     grain_population: &[u32],
-) -> Result<Vec<String>, ScenarioError> {
+) -> Result<(), ScenarioError> {
     let world = &exp.world;
     let time = world.time();
     let shapes = world.shapes();
@@ -104,11 +113,15 @@ pub fn write_frame(
         }
     }
 
-    let grain_file = format!("frames/grains_{index:06}.vtu");
-    let wall_file = format!("frames/walls_{index:06}.vtu");
-    let path = out.join(&grain_file);
+    let [grain_file, wall_file] = files else {
+        return Err(ScenarioError::Engine {
+            path: out.to_path_buf(),
+            context: "frame".into(),
+            message: format!("a frame has two files, not {}", files.len()),
+        });
+    };
+    let path = out.join(grain_file);
     write_grains_vtu(&path, time, &grains).map_err(|source| io_error(&path, source))?;
-    let path = out.join(&wall_file);
-    write_walls_vtu(&path, time, &walls).map_err(|source| io_error(&path, source))?;
-    Ok(vec![grain_file, wall_file])
+    let path = out.join(wall_file);
+    write_walls_vtu(&path, time, &walls).map_err(|source| io_error(&path, source))
 }

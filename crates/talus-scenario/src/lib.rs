@@ -4,22 +4,29 @@
 //!
 //! * [`schema`]: the file's format; [`load`]: reading it and `--set` overrides;
 //!   [`validate`]: range and reference checks; [`check`]: the report of `talus check`;
+//!   [`resources`]: the memory and disk a run needs and the machine has;
 //! * [`build`]: the world a scenario describes, with [`walls`] and [`placement`];
 //! * [`run`]: the run loop, with [`probe`] (measurements), [`analysis`] (their math),
-//!   [`frames`], [`summary`], [`checkpoint`] and [`blowup`] detection;
-//! * [`output`]: file writers (atomic writes, CSV, VTK, PVD, PNG plots).
+//!   [`frames`], [`summary`], [`checkpoint`] with its [`journal`] and [`checksum`], and
+//!   [`blowup`] detection;
+//! * [`output`]: file writers (atomic writes, CSV, VTK, PVD, PNG plots) and the run's
+//!   locked output directory; [`number`]: numbers in messages.
 
 pub mod analysis;
 pub mod blowup;
 pub mod build;
 pub mod check;
 pub mod checkpoint;
+pub mod checksum;
 pub mod error;
 pub mod frames;
+pub mod journal;
 pub mod load;
+pub mod number;
 pub mod output;
 pub mod placement;
 pub mod probe;
+pub mod resources;
 pub mod run;
 pub mod schema;
 pub mod summary;

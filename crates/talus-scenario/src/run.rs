@@ -16,24 +16,21 @@ use talus_sim::{GrainId, StepStats};
 
 use crate::blowup::{BlowUpCheck, Limits};
 use crate::build::{Experiment, build, grain_desc};
-use crate::checkpoint::{self, Checkpoint};
+use crate::checkpoint::{self, CheckpointRef};
 use crate::error::ScenarioError;
-use crate::frames::write_frame;
+use crate::frames::{frame_files, write_frame};
+use crate::journal::{AppendLog, Journal, Journaled};
 use crate::load::{parse, to_ron};
 use crate::output::csv::{Column, TimeSeries};
-use crate::output::pvd::{PvdEntry, write_pvd};
+use crate::output::pvd::{PvdEntry, append_pvd, write_pvd};
+use crate::output::run_dir::{HISTORY_FILE, RunDir, SCENARIO_FILE, SUMMARY_FILE};
 use crate::placement::{PlacedGrain, grain_rng, jittered, overlaps_wall_at, random_rotation};
 use crate::probe::{GrainRecord, Probe, Sample, kinetic_energy, up_direction};
 use crate::schema::Scenario;
-use crate::summary::{Status, write_outputs};
+use crate::summary::{Status, write_outputs, write_summary};
 use crate::walls::v3;
 
-/// Name of the checkpoint file in the output directory.
-pub const CHECKPOINT_FILE: &str = "checkpoint.bin";
-/// Name of the time-series file.
-pub const TIMESERIES_FILE: &str = "timeseries.csv";
-/// Name of the ParaView collection.
-pub const PVD_FILE: &str = "frames.pvd";
+pub use crate::output::run_dir::{CHECKPOINT_FILE, PVD_FILE, TIMESERIES_FILE};
 
 /// How a run is going, for a progress display.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -68,7 +65,7 @@ pub struct RunState {
     /// Population of each grain slot.
     pub grain_population: Vec<u32>,
     /// Frames written so far.
-    pub frames: Vec<PvdEntry>,
+    pub frames: AppendLog<PvdEntry>,
     /// Largest relative overlap seen.
     pub max_overlap_ratio: f64,
     /// Sum over steps of the number of grains.
@@ -89,6 +86,28 @@ pub struct RunState {
     pub last_checkpoint: Option<f64>,
 }
 
+impl RunState {
+    /// The lists that only grow, in a fixed order: time-series rows, frames, then each
+    /// probe's (see [`crate::journal`]).
+    #[must_use]
+    pub fn logs(&self) -> Vec<&dyn Journaled> {
+        let mut logs: Vec<&dyn Journaled> = vec![&self.series.rows, &self.frames];
+        for probe in &self.probes {
+            logs.extend(probe.logs());
+        }
+        logs
+    }
+
+    /// See [`RunState::logs`].
+    pub fn logs_mut(&mut self) -> Vec<&mut dyn Journaled> {
+        let mut logs: Vec<&mut dyn Journaled> = vec![&mut self.series.rows, &mut self.frames];
+        for probe in &mut self.probes {
+            logs.extend(probe.logs_mut());
+        }
+        logs
+    }
+}
+
 /// A run in progress.
 pub struct Runner {
     /// The experiment.
@@ -96,6 +115,8 @@ pub struct Runner {
     /// The run's state.
     pub state: RunState,
     out: PathBuf,
+    dir: RunDir,
+    journal: Journal,
     total_steps: u64,
     output_every: u64,
     frame_every: Option<u64>,
@@ -108,10 +129,11 @@ fn steps_in(interval: f64, dt: f64) -> u64 {
 }
 
 impl Runner {
-    /// A new run of `scenario` (read from `path`), writing into `out`.
+    /// A new run of `scenario` (read from `path`), writing into `out`, which must not hold
+    /// an earlier run or files of the user's under names a run writes (see [`RunDir`]).
     ///
     /// # Errors
-    /// Any build error, or an output directory that cannot be created.
+    /// Any build error, or an output directory that cannot be used.
     pub fn start(
         scenario: &Scenario,
         path: &Path,
@@ -119,8 +141,25 @@ impl Runner {
         threads: usize,
         out: &Path,
     ) -> Result<Runner, ScenarioError> {
+        let dir = RunDir::create(out, false)?;
+        Runner::start_in(scenario, path, registry, threads, dir)
+    }
+
+    /// A new run of `scenario` (read from `path`) in the opened, locked directory `dir`.
+    /// When `dir` was opened to replace an earlier run, that run's files are removed once
+    /// the scenario has been built (a scenario that fails to build leaves them).
+    ///
+    /// # Errors
+    /// Any build error, or an output file that cannot be written.
+    pub fn start_in(
+        scenario: &Scenario,
+        path: &Path,
+        registry: &ForceModelRegistry,
+        threads: usize,
+        mut dir: RunDir,
+    ) -> Result<Runner, ScenarioError> {
         let exp = build(scenario, path, registry, threads, true)?;
-        create_dirs(out)?;
+        dir.remove_earlier_run()?;
         let probes: Vec<Probe> = scenario
             .measurements
             .iter()
@@ -160,7 +199,7 @@ impl Runner {
             poured: vec![0; n],
             site_cursor: vec![0; n],
             grain_population,
-            frames: Vec::new(),
+            frames: AppendLog::new(),
             max_overlap_ratio: 0.0,
             grain_steps: 0,
             wall_seconds: 0.0,
@@ -171,18 +210,20 @@ impl Runner {
             limits,
             last_checkpoint: None,
         };
-        let mut runner = Runner::new(exp, state, out);
+        let journal = Journal::create(&dir.claim(HISTORY_FILE)?)?;
         let text = to_ron(scenario)?;
-        crate::output::atomic::write_atomic(&out.join("scenario.ron"), text.as_bytes())
-            .map_err(|source| io_error(&out.join("scenario.ron"), source))?;
+        let file = dir.claim(SCENARIO_FILE)?;
+        crate::output::atomic::write_atomic(&file, text.as_bytes())
+            .map_err(|source| io_error(&file, source))?;
+        let mut runner = Runner::new(exp, state, dir, journal);
         // The state at time 0.
         runner.output_row()?;
-        std::fs::remove_file(out.join(TIMESERIES_FILE)).ok();
+        let file = runner.dir.claim(TIMESERIES_FILE)?;
         runner
             .state
             .series
-            .write(&out.join(TIMESERIES_FILE))
-            .map_err(|source| io_error(&out.join(TIMESERIES_FILE), source))?;
+            .write(&file)
+            .map_err(|source| io_error(&file, source))?;
         if runner.frame_every.is_some() {
             runner.frame()?;
         }
@@ -192,14 +233,27 @@ impl Runner {
     /// Continues the run whose checkpoint is in `out`.
     ///
     /// # Errors
-    /// A missing or damaged checkpoint, or one that does not fit its scenario.
+    /// A directory another process writes into, a missing or damaged checkpoint or history,
+    /// or one that does not fit its scenario.
     pub fn resume(
         out: &Path,
         registry: &ForceModelRegistry,
         threads: usize,
     ) -> Result<Runner, ScenarioError> {
-        let file = out.join(CHECKPOINT_FILE);
-        let cp = checkpoint::read(&file)?;
+        Runner::resume_in(RunDir::open(out)?, registry, threads)
+    }
+
+    /// Continues the run whose checkpoint is in the opened, locked directory `dir`.
+    ///
+    /// # Errors
+    /// As [`Runner::resume`].
+    pub fn resume_in(
+        dir: RunDir,
+        registry: &ForceModelRegistry,
+        threads: usize,
+    ) -> Result<Runner, ScenarioError> {
+        let file = dir.join(CHECKPOINT_FILE);
+        let (cp, journal) = checkpoint::read_with_journal(&file)?;
         let source = PathBuf::from(&cp.source);
         let scenario = parse(&cp.scenario, &source)?;
         let mut exp = build(&scenario, &source, registry, threads, false)?;
@@ -221,18 +275,34 @@ impl Runner {
                 pop.grains.push(id);
             }
         }
-        create_dirs(out)?;
-        let runner = Runner::new(exp, state, out);
-        // Rows after the checkpoint are written again as the run repeats them.
+        let mut runner = Runner::new(exp, state, dir, journal);
+        if runner.finished() {
+            // Nothing to continue: the outputs of the finished run stay as they are.
+            return Ok(runner);
+        }
+        // The run goes on: a summary of an earlier session (a blow-up) no longer holds.
+        let summary = runner.out.join(SUMMARY_FILE);
+        match std::fs::remove_file(&summary) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(io_error(&summary, e));
+            }
+            _ => {}
+        }
+        // Rows and frames after the checkpoint are written again as the run repeats them.
+        let file = runner.dir.claim(TIMESERIES_FILE)?;
         runner
             .state
             .series
-            .write(&out.join(TIMESERIES_FILE))
-            .map_err(|source| io_error(&out.join(TIMESERIES_FILE), source))?;
+            .write(&file)
+            .map_err(|source| io_error(&file, source))?;
+        if !runner.state.frames.is_empty() {
+            let pvd = runner.dir.claim(PVD_FILE)?;
+            write_pvd(&pvd, &runner.state.frames).map_err(|source| io_error(&pvd, source))?;
+        }
         Ok(runner)
     }
 
-    fn new(exp: Experiment, state: RunState, out: &Path) -> Runner {
+    fn new(exp: Experiment, state: RunState, dir: RunDir, journal: Journal) -> Runner {
         let t = &exp.scenario.time;
         let dt = t.dt;
         Runner {
@@ -242,7 +312,9 @@ impl Runner {
             checkpoint_every: t.checkpoint_interval.map(|c| steps_in(c, dt)),
             exp,
             state,
-            out: out.to_path_buf(),
+            out: dir.path().to_path_buf(),
+            dir,
+            journal,
         }
     }
 
@@ -263,8 +335,24 @@ impl Runner {
     ///
     /// # Errors
     /// [`ScenarioError::BlowUp`] if the simulation becomes unphysical (the summary is
-    /// written with status `blew_up` first), or an output error.
+    /// written with status `blew_up` first), or an output error (the summary then says
+    /// `failed`, if it can still be written).
     pub fn run(
+        &mut self,
+        stop_after: Option<u64>,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<(), ScenarioError> {
+        let result = self.run_steps(stop_after, progress);
+        if let Err(error) = &result
+            && !matches!(error, ScenarioError::BlowUp(_))
+        {
+            // Best effort: on a full disk this may fail too, and the first error matters.
+            let _ = write_summary(self, &Status::Failed(error.to_string()));
+        }
+        result
+    }
+
+    fn run_steps(
         &mut self,
         stop_after: Option<u64>,
         progress: &mut dyn FnMut(&Progress),
@@ -295,15 +383,20 @@ impl Runner {
             if let Some(failure) = failure {
                 self.state.wall_seconds = wall_before + session.elapsed().as_secs_f64();
                 let message = failure.message(&self.exp, &self.state, &self.out);
-                write_outputs(self, Status::BlewUp(message.clone()))?;
-                return Err(ScenarioError::BlowUp(message));
+                return Err(match write_outputs(self, Status::BlewUp(message.clone())) {
+                    Ok(()) => ScenarioError::BlowUp(message),
+                    Err(e) => ScenarioError::BlowUp(format!(
+                        "{message} (writing the outputs failed too: {e})"
+                    )),
+                });
             }
             if step % self.output_every == 0 || step == self.total_steps {
                 let energy = self.output_row()?;
+                let file = self.dir.claim(TIMESERIES_FILE)?;
                 self.state
                     .series
-                    .append_last_row(&self.out.join(TIMESERIES_FILE))
-                    .map_err(|source| io_error(&self.out.join(TIMESERIES_FILE), source))?;
+                    .append_last_row(&file)
+                    .map_err(|source| io_error(&file, source))?;
                 self.check_rest(energy);
             }
             if self.frame_every.is_some_and(|f| step % f == 0) {
@@ -463,7 +556,12 @@ impl Runner {
     fn frame(&mut self) -> Result<(), ScenarioError> {
         let index = self.state.frames.len() / 2;
         let time = self.exp.world.time();
-        let files = write_frame(&self.exp, &self.out, index, &self.state.grain_population)?;
+        let files = frame_files(index);
+        for file in &files {
+            self.dir.claim(file)?;
+        }
+        write_frame(&self.exp, &self.out, &files, &self.state.grain_population)?;
+        let before = self.state.frames.len();
         for (part, file) in files.into_iter().enumerate() {
             self.state.frames.push(PvdEntry {
                 time,
@@ -471,8 +569,9 @@ impl Runner {
                 file,
             });
         }
-        let pvd = self.out.join(PVD_FILE);
-        write_pvd(&pvd, &self.state.frames).map_err(|source| io_error(&pvd, source))
+        let pvd = self.dir.claim(PVD_FILE)?;
+        let (old, new) = self.state.frames.split_at(before);
+        append_pvd(&pvd, old, new).map_err(|source| io_error(&pvd, source))
     }
 
     /// Writes a checkpoint now.
@@ -481,13 +580,33 @@ impl Runner {
     /// The file cannot be written.
     pub fn checkpoint(&mut self) -> Result<(), ScenarioError> {
         self.state.last_checkpoint = Some(self.exp.world.time());
-        let cp = Checkpoint {
-            scenario: to_ron(&self.exp.scenario)?,
-            source: self.exp.path.display().to_string(),
-            state: self.state.clone(),
-            world: self.exp.world.snapshot(),
-        };
-        checkpoint::write(&self.out.join(CHECKPOINT_FILE), &cp)
+        self.dir.claim(HISTORY_FILE)?;
+        let history = self.journal.append(&self.state.logs())?;
+        let scenario = to_ron(&self.exp.scenario)?;
+        let source = self.exp.path.display().to_string();
+        let world = self.exp.world.snapshot();
+        let file = self.dir.claim(CHECKPOINT_FILE)?;
+        checkpoint::write(
+            &file,
+            &CheckpointRef {
+                scenario: &scenario,
+                source: &source,
+                state: &self.state,
+                world: &world,
+                history,
+            },
+        )?;
+        self.journal.commit();
+        Ok(())
+    }
+
+    /// Records `rel` as a file of this run (before it is first written) and returns its
+    /// path.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Io`] if the run's list of files cannot be extended.
+    pub fn claim(&mut self, rel: &str) -> Result<PathBuf, ScenarioError> {
+        self.dir.claim(rel)
     }
 
     /// Adds the grains of pouring populations that are due: grain number `n` of a
@@ -643,13 +762,6 @@ impl Neighbourhood {
             })
         })
     }
-}
-
-fn create_dirs(out: &Path) -> Result<(), ScenarioError> {
-    for dir in [out.to_path_buf(), out.join("frames"), out.join("plots")] {
-        std::fs::create_dir_all(&dir).map_err(|source| io_error(&dir, source))?;
-    }
-    Ok(())
 }
 
 /// An I/O error on `path`.

@@ -1,13 +1,26 @@
 //! The end of a run: `summary.json` (the machine-readable result), the plots, and the
 //! final time series.
+//!
+//! The summary is written last, after every other output, so that a summary that says a
+//! run finished is never beside outputs that failed to be written; when writing them fails,
+//! the summary says `failed` (if it can still be written at all). A run that reached its end
+//! but whose answer cannot be trusted (grains that could not be poured, overlaps beyond the
+//! range of the contact model, a measurement that could not be fitted) is reported as
+//! `suspect`, with the reasons in `warnings`, never as a clean `finished`.
 
 use serde_json::{Map, Value};
 
 use crate::error::ScenarioError;
 use crate::output::atomic::write_atomic;
 use crate::output::plot::{Plot, Series, SeriesStyle, render_png};
+use crate::output::run_dir::{PLOTS_DIR, SUMMARY_FILE};
 use crate::probe::repose::json_number;
 use crate::run::{Runner, TIMESERIES_FILE, io_error};
+
+/// Overlaps deeper than this fraction of the grain size are outside the range where the
+/// volumetric contact laws are calibrated (they are meant for overlaps of a few per cent);
+/// a run that reached them is suspect even though it did not blow up.
+const SUSPECT_OVERLAP_RATIO: f64 = 0.1;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,23 +31,46 @@ pub enum Status {
     AtRest,
     /// It blew up; the message says why.
     BlewUp(String),
+    /// It stopped because an output could not be written or another error; the message
+    /// says which.
+    Failed(String),
 }
 
-/// Writes `summary.json`, the plots (if the scenario asks for them) and the time series.
+/// Writes the time series, the plots (if the scenario asks for them) and then
+/// `summary.json`. If an output fails, the summary says `failed` with the error (when it can
+/// still be written) and the error is returned.
 ///
 /// # Errors
 /// [`ScenarioError::Io`] if a file cannot be written, or a plot cannot be drawn.
-pub fn write_outputs(runner: &Runner, status: Status) -> Result<(), ScenarioError> {
-    let out = runner.out_dir();
-    let summary = summary(runner, &status);
+pub fn write_outputs(runner: &mut Runner, status: Status) -> Result<(), ScenarioError> {
+    match write_results(runner) {
+        Ok(()) => write_summary(runner, &status),
+        Err(error) => {
+            // Best effort: on a full disk even this may fail, and the first error matters.
+            let _ = write_summary(runner, &Status::Failed(error.to_string()));
+            Err(error)
+        }
+    }
+}
+
+/// Writes `summary.json` for `status`.
+///
+/// # Errors
+/// [`ScenarioError::Io`] if it cannot be written.
+pub fn write_summary(runner: &mut Runner, status: &Status) -> Result<(), ScenarioError> {
+    let summary = summary(runner, status);
+    let path = runner.claim(SUMMARY_FILE)?;
     let text = serde_json::to_string_pretty(&summary).map_err(|e| ScenarioError::Engine {
-        path: out.join("summary.json"),
+        path: path.clone(),
         context: "summary".into(),
         message: e.to_string(),
     })?;
-    let path = out.join("summary.json");
-    write_atomic(&path, text.as_bytes()).map_err(|source| io_error(&path, source))?;
-    let path = out.join(TIMESERIES_FILE);
+    write_atomic(&path, text.as_bytes()).map_err(|source| io_error(&path, source))
+}
+
+/// The time series and the plots.
+fn write_results(runner: &mut Runner) -> Result<(), ScenarioError> {
+    let path = runner.claim(TIMESERIES_FILE)?;
     runner
         .state
         .series
@@ -42,7 +78,7 @@ pub fn write_outputs(runner: &Runner, status: Status) -> Result<(), ScenarioErro
         .map_err(|source| io_error(&path, source))?;
     if runner.exp.scenario.outputs.plots {
         for (stem, plot) in plots(runner) {
-            let path = out.join("plots").join(format!("{stem}.png"));
+            let path = runner.claim(&format!("{PLOTS_DIR}/{stem}.png"))?;
             render_png(&path, &plot).map_err(|e| ScenarioError::Engine {
                 path: path.clone(),
                 context: "plot".into(),
@@ -51,6 +87,53 @@ pub fn write_outputs(runner: &Runner, status: Status) -> Result<(), ScenarioErro
         }
     }
     Ok(())
+}
+
+/// Why the results of a run cannot be trusted, if they cannot: grains that were never
+/// poured, overlaps beyond the contact model's range, and each measurement's own doubts.
+#[must_use]
+pub fn warnings(runner: &Runner) -> Vec<String> {
+    let exp = &runner.exp;
+    let state = &runner.state;
+    let mut out = Vec::new();
+    for (p, pop) in exp.populations.iter().enumerate() {
+        let Some(pour) = &pop.pour else { continue };
+        let poured = state.poured.get(p).copied().unwrap_or(0);
+        if poured < pop.count {
+            let due = pour.start + (pop.count as f64 - 1.0) / pour.rate;
+            let why = if due > exp.world.time() {
+                format!(
+                    "the last of them was due at t = {} s, after the run ended",
+                    crate::number::short(due)
+                )
+            } else {
+                "the pouring region had no free site when they were due: pour more slowly, \
+                 enlarge the region, or run longer"
+                    .to_string()
+            };
+            out.push(format!(
+                "grains[{p}] ('{}'): only {poured} of {} grains were poured; {why}",
+                pop.name, pop.count
+            ));
+        }
+    }
+    if state.max_overlap_ratio > SUSPECT_OVERLAP_RATIO {
+        out.push(format!(
+            "overlaps reached {:.1} % of the grain size (above {:.0} %, where the volumetric \
+             contact laws no longer describe a contact): raise the stiffness (with a smaller \
+             time step) or slow the impacts",
+            100.0 * state.max_overlap_ratio,
+            100.0 * SUSPECT_OVERLAP_RATIO
+        ));
+    }
+    let energy = runner.kinetic_energy();
+    if !energy.is_finite() {
+        out.push("the final kinetic energy is not finite".into());
+    }
+    for probe in &state.probes {
+        out.extend(probe.warnings());
+    }
+    out
 }
 
 /// The summary as JSON.
@@ -65,17 +148,34 @@ pub fn summary(runner: &Runner, status: &Status) -> Value {
     };
     put("scenario", Value::from(exp.scenario.name.clone()));
     put("file", Value::from(exp.path.display().to_string()));
+    let warnings = warnings(runner);
+    let clean = warnings.is_empty();
     put(
         "status",
         Value::from(match status {
-            Status::Finished => "finished",
-            Status::AtRest => "at_rest",
+            Status::Finished if clean => "finished",
+            Status::AtRest if clean => "at_rest",
+            Status::Finished | Status::AtRest => "suspect",
             Status::BlewUp(_) => "blew_up",
+            Status::Failed(_) => "failed",
         }),
     );
-    if let Status::BlewUp(message) = status {
+    put(
+        "stopped",
+        Value::from(match status {
+            Status::Finished => "end_time",
+            Status::AtRest => "at_rest",
+            Status::BlewUp(_) => "blew_up",
+            Status::Failed(_) => "error",
+        }),
+    );
+    if let Status::BlewUp(message) | Status::Failed(message) = status {
         put("error", Value::from(message.clone()));
     }
+    put(
+        "warnings",
+        Value::Array(warnings.into_iter().map(Value::from).collect()),
+    );
     put("grains", Value::from(world.grain_count()));
     put("steps", Value::from(world.steps()));
     put("sim_time", json_number(Some(world.time())));
@@ -101,7 +201,7 @@ pub fn summary(runner: &Runner, status: &Status) -> Value {
         "final_kinetic_energy",
         json_number(Some(runner.kinetic_energy())),
     );
-    put("threads", Value::from(world.params().threads));
+    put("threads", Value::from(world.thread_count()));
     let stages = ["predict", "bounds", "broad", "narrow", "forces", "correct"];
     put(
         "stage_seconds",

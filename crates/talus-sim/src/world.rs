@@ -327,6 +327,13 @@ impl World {
         Ok(())
     }
 
+    /// The number of worker threads the contact stage runs on (the machine's choice when
+    /// the parameters ask for 0).
+    #[must_use]
+    pub fn thread_count(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
     /// Changes the number of worker threads of the contact stage (0: the runtime's choice).
     /// Results do not depend on it.
     ///
@@ -722,12 +729,19 @@ impl World {
     /// Shapes are shared and not counted.
     #[must_use]
     pub fn bytes_per_grain(&self) -> usize {
+        Self::grain_bytes(self.params.integrator)
+    }
+
+    /// [`World::bytes_per_grain`] of a world with `integrator`, known before the world is
+    /// built (for estimates of a run's memory).
+    #[must_use]
+    pub fn grain_bytes(integrator: IntegratorKind) -> usize {
         let components = size_of::<Slot>()
             + size_of::<Pose>()
             + size_of::<Inertia>()
             + size_of::<ShapeId>()
             + size_of::<MaterialId>()
-            + match self.params.integrator {
+            + match integrator {
                 IntegratorKind::Gear => size_of::<GearState>(),
                 IntegratorKind::Verlet => size_of::<VerletState>(),
             };

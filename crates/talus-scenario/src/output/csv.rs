@@ -11,6 +11,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::journal::AppendLog;
 use crate::output::atomic::write_atomic_with;
 
 /// One column of a [`TimeSeries`]: a quantity and its unit.
@@ -59,8 +60,9 @@ pub struct RowLengthError {
 pub struct TimeSeries {
     /// The quantities, in the order of the values of each row.
     pub columns: Vec<Column>,
-    /// One row per sample, each as long as `columns`.
-    pub rows: Vec<Vec<f64>>,
+    /// One row per sample, each as long as `columns`. Serialized (in a checkpoint), only
+    /// their number is stored: the values go into the run's history ([`crate::journal`]).
+    pub rows: AppendLog<Vec<f64>>,
 }
 
 impl TimeSeries {
@@ -69,7 +71,7 @@ impl TimeSeries {
     pub fn new(columns: Vec<Column>) -> Self {
         TimeSeries {
             columns,
-            rows: Vec::new(),
+            rows: AppendLog::new(),
         }
     }
 
@@ -128,7 +130,7 @@ impl TimeSeries {
     pub fn write(&self, path: &Path) -> io::Result<()> {
         write_atomic_with(path, |w| {
             writeln!(w, "{}", self.header_line())?;
-            for row in &self.rows {
+            for row in self.rows.iter() {
                 writeln!(w, "{}", self.row_line(row))?;
             }
             Ok(())
@@ -316,7 +318,7 @@ mod tests {
         let (header, rows) = parse_csv(&text);
         assert_eq!(header.join(","), s.header_line());
         assert_eq!(rows.len(), s.rows.len());
-        for (read, written) in rows.iter().zip(&s.rows) {
+        for (read, written) in rows.iter().zip(s.rows.iter()) {
             for (a, b) in read.iter().zip(written) {
                 assert!(
                     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()),
@@ -349,7 +351,7 @@ mod tests {
 
         let other = TimeSeries {
             columns: vec![Column::new("time", "s")],
-            rows: vec![vec![1.0]],
+            rows: vec![vec![1.0]].into(),
         };
         let err = other.append_last_row(&path).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidData);

@@ -11,10 +11,12 @@ pub mod atomic;
 pub mod csv;
 pub mod plot;
 pub mod pvd;
+pub mod run_dir;
 pub mod vtk;
 
 pub use atomic::{write_atomic, write_atomic_with};
 pub use csv::{Column, RowLengthError, TimeSeries};
 pub use plot::{Plot, PlotError, Series, SeriesStyle, render_png};
-pub use pvd::{PvdEntry, write_pvd};
+pub use pvd::{PvdEntry, append_pvd, write_pvd};
+pub use run_dir::RunDir;
 pub use vtk::{GrainFrame, WallFrame, write_grains_vtu, write_walls_vtu};

@@ -13,6 +13,7 @@ use crate::analysis::fit::fit_line;
 use crate::analysis::flow::{Orifice, beverloo_rate, clogged, steady_rate};
 use crate::analysis::spectrum::power_spectrum;
 use crate::build::Experiment;
+use crate::journal::{AppendLog, Journaled};
 use crate::output::csv::Column;
 use crate::output::plot::{Plot, Series, SeriesStyle};
 use crate::probe::Sample;
@@ -32,6 +33,9 @@ const BEVERLOO_K: f64 = 1.5;
 /// Solid fraction assumed for the bulk density in Beverloo's law.
 const BULK_PACKING: f64 = 0.6;
 
+/// A rate fitted with a lower coefficient of determination is not a steady flow.
+const MIN_R_SQUARED: f64 = 0.9;
+
 /// The probe's set-up and what it has recorded.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Discharge {
@@ -43,13 +47,13 @@ pub struct Discharge {
     force_every: u64,
     fit: (f64, f64),
     /// (time, cumulative discharged mass) after each step that discharged a grain.
-    events: Vec<(f64, f64)>,
+    events: AppendLog<(f64, f64)>,
     discharged_mass: f64,
     discharged_grains: usize,
     /// Sum of the grains' masses at the start and now (for "hopper empty").
     remaining_grains: usize,
     /// Force on the force walls along "up", one sample every `force_every` steps.
-    force_samples: Vec<f64>,
+    force_samples: AppendLog<f64>,
     force_dt: f64,
     last_time: f64,
 }
@@ -93,14 +97,24 @@ impl Discharge {
             force_walls,
             force_every,
             fit: fit.unwrap_or(DEFAULT_FIT),
-            events: Vec::new(),
+            events: AppendLog::new(),
             discharged_mass: 0.0,
             discharged_grains: 0,
             remaining_grains: 0,
-            force_samples: Vec::new(),
+            force_samples: AppendLog::new(),
             force_dt: force_every as f64 * dt,
             last_time: 0.0,
         })
+    }
+
+    /// The lists that grow during the run, in a fixed order (see [`crate::journal`]).
+    pub fn logs(&self) -> Vec<&dyn Journaled> {
+        vec![&self.events, &self.force_samples]
+    }
+
+    /// See [`Discharge::logs`].
+    pub fn logs_mut(&mut self) -> Vec<&mut dyn Journaled> {
+        vec![&mut self.events, &mut self.force_samples]
     }
 
     /// Columns: discharged mass and grains, force on the walls.
@@ -249,6 +263,37 @@ impl Discharge {
             ("gate_open".into(), json_number(Some(self.gate_open))),
             ("wall_force_peak_frequency".into(), json_number(peak)),
         ]
+    }
+
+    /// Why the measurement cannot be trusted, if it cannot: a gate that never opened
+    /// during the run, or a flow rate that could not be fitted or was not steady.
+    #[must_use]
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.gate_open >= self.last_time {
+            out.push(format!(
+                "discharge: the gate opens at t = {} s, but the run ended at t = {} s",
+                crate::number::short(self.gate_open),
+                crate::number::short(self.last_time)
+            ));
+            return out;
+        }
+        match self.rate_fit() {
+            None if !self.is_clogged() => out.push(
+                "discharge: the flow rate could not be fitted (too few grains were discharged \
+                 after the gate opened)"
+                    .into(),
+            ),
+            Some(fit) if fit.r_squared.is_nan() || fit.r_squared < MIN_R_SQUARED => {
+                out.push(format!(
+                    "discharge: the discharged mass did not grow steadily over the fitted part \
+                 (r² = {} < {MIN_R_SQUARED}): the rate is not a steady flow rate",
+                    crate::number::short(fit.r_squared)
+                ))
+            }
+            _ => {}
+        }
+        out
     }
 
     /// Discharged mass over time with the fitted rate; the wall force and its spectrum.

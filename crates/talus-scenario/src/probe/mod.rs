@@ -16,6 +16,7 @@ use talus_geom::glam::DVec3;
 use talus_sim::{GrainId, GrainState};
 
 use crate::build::Experiment;
+use crate::journal::Journaled;
 use crate::output::csv::Column;
 use crate::output::plot::Plot;
 use crate::schema::MeasurementSpec;
@@ -76,6 +77,24 @@ impl Probe {
         }
     }
 
+    /// The lists it grows during the run, in a fixed order (see [`crate::journal`]).
+    pub fn logs(&self) -> Vec<&dyn Journaled> {
+        match self {
+            Probe::Repose(_) => Vec::new(),
+            Probe::Vibration(p) => p.logs(),
+            Probe::Discharge(p) => p.logs(),
+        }
+    }
+
+    /// See [`Probe::logs`].
+    pub fn logs_mut(&mut self) -> Vec<&mut dyn Journaled> {
+        match self {
+            Probe::Repose(_) => Vec::new(),
+            Probe::Vibration(p) => p.logs_mut(),
+            Probe::Discharge(p) => p.logs_mut(),
+        }
+    }
+
     /// Its columns of the time series.
     #[must_use]
     pub fn columns(&self) -> Vec<Column> {
@@ -110,6 +129,16 @@ impl Probe {
             Probe::Repose(p) => p.summary(),
             Probe::Vibration(p) => p.summary(),
             Probe::Discharge(p) => p.summary(exp),
+        }
+    }
+
+    /// Why its results cannot be trusted, if they cannot (for the summary's warnings).
+    #[must_use]
+    pub fn warnings(&self) -> Vec<String> {
+        match self {
+            Probe::Repose(p) => p.warnings(),
+            Probe::Vibration(p) => p.warnings(),
+            Probe::Discharge(p) => p.warnings(),
         }
     }
 

@@ -17,6 +17,9 @@ const DEFAULT_BINS: usize = 24;
 /// Default fraction of the pile height between which the slope is fitted.
 const DEFAULT_FIT: (f64, f64) = (0.2, 0.8);
 
+/// Fewer surface points than this make a fitted slope too uncertain to report as clean.
+const MIN_FIT_POINTS: usize = 4;
+
 /// The probe's set-up and its latest result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Repose {
@@ -99,6 +102,30 @@ impl Repose {
                 serde_json::Value::from(self.used.len()),
             ),
         ]
+    }
+
+    /// Why the angle cannot be trusted, if it cannot: no fit, a fit on too few points, or
+    /// a surface that does not fall along the measured direction.
+    #[must_use]
+    pub fn warnings(&self) -> Vec<String> {
+        match self.angle_deg {
+            None => vec![
+                "angle of repose: the pile's surface could not be fitted at the end (no run of \
+                 bins with grains across the fitted heights): the grains may have left the \
+                 measured range, or range and bins do not match the pile"
+                    .into(),
+            ],
+            Some(a) if !(a > 0.0 && a < 90.0) => vec![format!(
+                "angle of repose: the fitted surface does not fall along the measured direction \
+                 ({a:.1}°); the direction points from the pile's toe to its back"
+            )],
+            Some(_) if self.used.len() < MIN_FIT_POINTS => vec![format!(
+                "angle of repose: fitted on only {} points of the surface (at least \
+                 {MIN_FIT_POINTS} make a slope worth reporting): use more bins or a larger pile",
+                self.used.len()
+            )],
+            Some(_) => Vec::new(),
+        }
     }
 
     /// The pile profile with the fitted line.

@@ -8,6 +8,7 @@ use talus_geom::glam::DVec3;
 use super::{Sample, SummaryItems, equivalent_diameter, repose::json_number};
 use crate::analysis::vibration::{gamma, granular_temperature, layer_packing, rise_in_diameters};
 use crate::build::Experiment;
+use crate::journal::{AppendLog, Journaled};
 use crate::output::csv::Column;
 use crate::output::plot::{Plot, Series, SeriesStyle};
 use crate::schema::{MeasurementSpec, MotionSpec};
@@ -33,11 +34,11 @@ pub struct Vibration {
     /// diameter.
     start: Option<(f64, f64)>,
     /// (time, intruder height above the moving container) at every sample.
-    heights: Vec<(f64, f64)>,
+    heights: AppendLog<(f64, f64)>,
     /// (time, packing per layer) at every sample.
-    profiles: Vec<(f64, Vec<f64>)>,
+    profiles: AppendLog<(f64, Vec<f64>)>,
     /// Granular temperature at every sample.
-    temperatures: Vec<f64>,
+    temperatures: AppendLog<f64>,
 }
 
 impl Vibration {
@@ -83,10 +84,24 @@ impl Vibration {
             max: v3(*max),
             layers: layers.unwrap_or(DEFAULT_LAYERS),
             start: None,
-            heights: Vec::new(),
-            profiles: Vec::new(),
-            temperatures: Vec::new(),
+            heights: AppendLog::new(),
+            profiles: AppendLog::new(),
+            temperatures: AppendLog::new(),
         })
+    }
+
+    /// The lists that grow during the run, in a fixed order (see [`crate::journal`]).
+    pub fn logs(&self) -> Vec<&dyn Journaled> {
+        vec![&self.heights, &self.profiles, &self.temperatures]
+    }
+
+    /// See [`Vibration::logs`].
+    pub fn logs_mut(&mut self) -> Vec<&mut dyn Journaled> {
+        vec![
+            &mut self.heights,
+            &mut self.profiles,
+            &mut self.temperatures,
+        ]
     }
 
     /// Columns: intruder height and rise, granular temperature, packing per layer.
@@ -193,6 +208,37 @@ impl Vibration {
         ]
     }
 
+    /// Why the measurement cannot be trusted, if it cannot: an intruder that was never
+    /// found, or one that moved farther than the measured bed is high (it left the bed).
+    #[must_use]
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.intruder.is_some() && self.start.is_none() {
+            out.push("vibration: the intruder was not found among the grains".into());
+        }
+        let height = (self.max - self.min).dot(DVec3::Z).abs();
+        if let Some((h0, _)) = self.start {
+            let farthest = self
+                .heights
+                .iter()
+                .map(|&(_, h)| (h - h0).abs())
+                .fold(0.0, f64::max);
+            if !farthest.is_finite() || farthest > height {
+                out.push(format!(
+                    "vibration: the intruder moved {} m from its start, farther than the \
+                     measured region is high ({} m): it left the bed, so its rise says nothing \
+                     about segregation",
+                    crate::number::short(farthest),
+                    crate::number::short(height)
+                ));
+            }
+        }
+        if self.temperatures.iter().any(|t| !t.is_finite()) {
+            out.push("vibration: the granular temperature was not finite at some samples".into());
+        }
+        out
+    }
+
     /// Density profiles at the start, middle and end; intruder height over time.
     #[must_use]
     pub fn plots(&self) -> Vec<(String, Plot)> {
@@ -239,7 +285,7 @@ impl Vibration {
                     log_y: false,
                     series: vec![Series {
                         label: "intruder".into(),
-                        points: self.heights.clone(),
+                        points: self.heights.to_vec(),
                         style: SeriesStyle::Line,
                     }],
                 },

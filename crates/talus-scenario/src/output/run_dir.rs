@@ -1,0 +1,647 @@
+//! The output directory of a run: talus writes there only files it names as its own, keeps a
+//! manifest of them, and holds a lock while it writes.
+//!
+//! Users keep their own things next to a run (a commented scenario file, figures for a
+//! paper, a notebook), so talus must never overwrite or remove a file it did not write:
+//! * every file a run writes is recorded in the manifest [`MANIFEST_FILE`] *before* it is
+//!   first created, so a run killed at any moment never leaves a file of its own unlisted;
+//! * a new run refuses a directory that holds a file under a name talus would write when
+//!   that file is not listed in the directory's manifest (it belongs to the user), and
+//!   refuses to replace an earlier run unless asked to; replacing removes exactly the files
+//!   the manifest lists, and only names that talus writes, so a damaged or edited manifest
+//!   cannot make it delete anything else;
+//! * the directory is locked for as long as a run or resume writes into it (an advisory
+//!   `flock` on [`LOCK_FILE`], released by the operating system when the process ends, so a
+//!   killed run never leaves a stale lock): a second process on the same directory is
+//!   refused instead of interleaving its rows with the first one's;
+//! * temporary files of an atomic write that a killed run left behind are removed when the
+//!   directory is next opened.
+
+use std::collections::BTreeSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::ScenarioError;
+use crate::run::io_error;
+
+/// The scenario as run, overrides applied.
+pub const SCENARIO_FILE: &str = "scenario.ron";
+/// The machine-readable result of a run.
+pub const SUMMARY_FILE: &str = "summary.json";
+/// One row per output interval.
+pub const TIMESERIES_FILE: &str = "timeseries.csv";
+/// The ParaView collection of the frames.
+pub const PVD_FILE: &str = "frames.pvd";
+/// The state to resume from.
+pub const CHECKPOINT_FILE: &str = "checkpoint.bin";
+/// The append-only history beside the checkpoint (time-series rows, frames, measurements).
+pub const HISTORY_FILE: &str = "checkpoint-history.bin";
+/// The lock held while a process writes into the directory.
+pub const LOCK_FILE: &str = ".talus.lock";
+/// The list of files the run in this directory wrote, one relative path per line.
+pub const MANIFEST_FILE: &str = ".talus-files";
+/// Folder of the ParaView frames.
+pub const FRAMES_DIR: &str = "frames";
+/// Folder of the PNG plots.
+pub const PLOTS_DIR: &str = "plots";
+/// The file stems of every plot a run can draw (`plots/<stem>.png`).
+pub const PLOT_STEMS: [&str; 8] = [
+    "kinetic_energy",
+    "coordination",
+    "pile_profile",
+    "density_profile",
+    "intruder_height",
+    "discharged_mass",
+    "wall_force",
+    "force_spectrum",
+];
+
+/// Files at the top of the directory that a run writes.
+const TOP_FILES: [&str; 6] = [
+    SCENARIO_FILE,
+    SUMMARY_FILE,
+    TIMESERIES_FILE,
+    PVD_FILE,
+    CHECKPOINT_FILE,
+    HISTORY_FILE,
+];
+
+/// Most names listed in a message about the files found in a directory.
+const LISTED_NAMES: usize = 6;
+
+/// Whether `rel` (a `/`-separated path relative to the output directory) is a name a run
+/// writes: one of the top-level files, a frame `frames/grains_NNNNNN.vtu` or
+/// `frames/walls_NNNNNN.vtu`, or a plot `plots/<stem>.png` of [`PLOT_STEMS`].
+#[must_use]
+pub fn is_own_name(rel: &str) -> bool {
+    if TOP_FILES.contains(&rel) {
+        return true;
+    }
+    if let Some(name) = rel.strip_prefix("frames/") {
+        return ["grains_", "walls_"].iter().any(|prefix| {
+            name.strip_prefix(prefix)
+                .and_then(|r| r.strip_suffix(".vtu"))
+                .is_some_and(|digits| {
+                    digits.len() >= 6 && digits.bytes().all(|b| b.is_ascii_digit())
+                })
+        });
+    }
+    if let Some(name) = rel.strip_prefix("plots/") {
+        return name
+            .strip_suffix(".png")
+            .is_some_and(|stem| PLOT_STEMS.contains(&stem));
+    }
+    false
+}
+
+/// The file name a temporary file of an atomic write of `name` has (`.name.tmp.PID.N`), or
+/// `None` if `file_name` is not such a temporary file.
+fn temp_target(file_name: &str) -> Option<&str> {
+    let rest = file_name.strip_prefix('.')?;
+    let (target, suffix) = rest.split_once(".tmp.")?;
+    let (pid, n) = suffix.split_once('.')?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(pid) && digits(n)).then_some(target)
+}
+
+/// An output directory opened for writing: locked, with its manifest.
+#[derive(Debug)]
+pub struct RunDir {
+    root: PathBuf,
+    /// Held open for the lifetime of the value: closing it releases the lock.
+    _lock: File,
+    manifest: File,
+    /// Files listed in the manifest.
+    listed: BTreeSet<String>,
+    /// Whether the files of an earlier run are to be removed before the new one writes.
+    replace: bool,
+    /// Whether the directory was made for this run (then it goes again if nothing is
+    /// ever written into it, e.g. when the scenario fails to build).
+    created: bool,
+}
+
+impl RunDir {
+    /// Opens `root` for a new run, creating it if needed, and locks it.
+    ///
+    /// With `replace` false, a directory that holds the files of an earlier run is refused;
+    /// with `replace` true they are removed by [`RunDir::remove_earlier_run`] (called when the
+    /// new run has been built, so a scenario that fails to build loses nothing). In either
+    /// case a file under a name a run writes that the manifest does not list is the user's,
+    /// and the directory is refused.
+    ///
+    /// # Errors
+    /// [`ScenarioError::OutputDir`] for a path that is not a directory, a directory another
+    /// process is writing into, an earlier run without `replace`, or files of the user's;
+    /// [`ScenarioError::Io`] for failures of the file system.
+    pub fn create(root: &Path, replace: bool) -> Result<RunDir, ScenarioError> {
+        if root.exists() && !root.is_dir() {
+            return Err(dir_error(
+                root,
+                "is not a directory; choose a directory for the outputs with --out".into(),
+            ));
+        }
+        let created = !root.exists();
+        fs::create_dir_all(root).map_err(|source| io_error(root, source))?;
+        let lock = lock(root)?;
+        let listed = read_manifest(root)?;
+        let present = own_files_present(root)?;
+        let foreign: Vec<&String> = present.iter().filter(|f| !listed.contains(*f)).collect();
+        if !foreign.is_empty() {
+            return Err(dir_error(
+                root,
+                format!(
+                    "holds {} that talus would write but did not write here ({}): talus never \
+                     overwrites files that are not its own{}; move them elsewhere or choose \
+                     another --out",
+                    plural(foreign.len(), "file"),
+                    list(foreign.iter().map(|s| s.as_str())),
+                    if replace {
+                        " (--force replaces only the files of an earlier talus run)"
+                    } else {
+                        ""
+                    }
+                ),
+            ));
+        }
+        let earlier: Vec<&String> = listed.iter().filter(|f| present.contains(*f)).collect();
+        if !earlier.is_empty() && !replace {
+            return Err(dir_error(
+                root,
+                format!(
+                    "already holds a run ({}); continue it with `talus resume {}`, choose another \
+                     --out, or pass --force to replace that run's files",
+                    list(earlier.iter().map(|s| s.as_str())),
+                    root.display()
+                ),
+            ));
+        }
+        RunDir::opened(root, lock, listed, replace, created)
+    }
+
+    /// Opens the directory of an existing run to continue it, and locks it.
+    ///
+    /// # Errors
+    /// [`ScenarioError::OutputDir`] if it is not a directory, another process writes into
+    /// it, or it holds no run of this talus (no manifest); [`ScenarioError::Io`] for
+    /// failures of the file system.
+    pub fn open(root: &Path) -> Result<RunDir, ScenarioError> {
+        if !root.is_dir() {
+            return Err(dir_error(
+                root,
+                "is not a directory of a run; give the --out directory of a `talus run`".into(),
+            ));
+        }
+        let lock = lock(root)?;
+        if !root.join(MANIFEST_FILE).is_file() {
+            return Err(dir_error(
+                root,
+                format!(
+                    "holds no run of this talus (no {MANIFEST_FILE}, the list of a run's files); \
+                     start the run again with `talus run`"
+                ),
+            ));
+        }
+        let listed = read_manifest(root)?;
+        RunDir::opened(root, lock, listed, false, false)
+    }
+
+    /// The directory once locked and checked: its manifest opened for appending, stale
+    /// temporary files gone.
+    fn opened(
+        root: &Path,
+        lock: File,
+        listed: BTreeSet<String>,
+        replace: bool,
+        created: bool,
+    ) -> Result<RunDir, ScenarioError> {
+        let dir = RunDir {
+            root: root.to_path_buf(),
+            _lock: lock,
+            manifest: open_manifest(root)?,
+            listed,
+            replace,
+            created,
+        };
+        dir.remove_stale_temps()?;
+        Ok(dir)
+    }
+
+    /// The directory.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// The path of `rel` (a `/`-separated name relative to the directory).
+    #[must_use]
+    pub fn join(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// Records `rel` in the manifest (once), before the file is first written, and returns
+    /// its path. Folders on the way are created.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Io`] if the manifest cannot be extended or a folder created.
+    pub fn claim(&mut self, rel: &str) -> Result<PathBuf, ScenarioError> {
+        let path = self.join(rel);
+        if self.listed.contains(rel) {
+            return Ok(path);
+        }
+        debug_assert!(is_own_name(rel), "{rel} is not a name of a run's file");
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|source| io_error(parent, source))?;
+        }
+        let manifest = self.join(MANIFEST_FILE);
+        // One write per line; the line is on disk before the file it names exists.
+        self.manifest
+            .write_all(format!("{rel}\n").as_bytes())
+            .and_then(|()| self.manifest.sync_data())
+            .map_err(|source| io_error(&manifest, source))?;
+        self.listed.insert(rel.to_string());
+        Ok(path)
+    }
+
+    /// Removes the files of the earlier run the directory held, if it was opened with
+    /// `replace`: exactly the files its manifest lists, then the `frames` and `plots`
+    /// folders if they are left empty. Anything else stays.
+    ///
+    /// # Errors
+    /// [`ScenarioError::OutputDir`] naming a file that cannot be removed.
+    pub fn remove_earlier_run(&mut self) -> Result<(), ScenarioError> {
+        if !self.replace {
+            return Ok(());
+        }
+        for rel in &self.listed {
+            let path = self.root.join(rel);
+            match fs::remove_file(&path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    return Err(dir_error(
+                        &path,
+                        format!("cannot remove this file of the earlier run: {e}"),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        for folder in [FRAMES_DIR, PLOTS_DIR] {
+            // Fails (and is meant to) when the folder holds files of the user's.
+            let _ = fs::remove_dir(self.root.join(folder));
+        }
+        let manifest = self.join(MANIFEST_FILE);
+        self.manifest
+            .set_len(0)
+            .and_then(|()| self.manifest.sync_data())
+            .map_err(|source| io_error(&manifest, source))?;
+        self.listed.clear();
+        self.replace = false;
+        Ok(())
+    }
+
+    /// Removes temporary files of atomic writes of the run's own files, which a process
+    /// killed during a write leaves behind. Only called while the lock is held, so no other
+    /// talus process is writing them.
+    fn remove_stale_temps(&self) -> Result<(), ScenarioError> {
+        for folder in [None, Some(FRAMES_DIR), Some(PLOTS_DIR)] {
+            let dir = folder.map_or_else(|| self.root.clone(), |f| self.root.join(f));
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(target) = name.to_str().and_then(temp_target) else {
+                    continue;
+                };
+                let rel = match folder {
+                    Some(f) => format!("{f}/{target}"),
+                    None => target.to_string(),
+                };
+                if is_own_name(&rel) {
+                    let path = entry.path();
+                    fs::remove_file(&path).map_err(|source| io_error(&path, source))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for RunDir {
+    /// A directory made for a run that never wrote a file is removed again, so a scenario
+    /// that fails to build leaves nothing behind.
+    fn drop(&mut self) {
+        if self.created && self.listed.is_empty() {
+            let _ = fs::remove_file(self.root.join(MANIFEST_FILE));
+            let _ = fs::remove_file(self.root.join(LOCK_FILE));
+            let _ = fs::remove_dir(&self.root);
+        }
+    }
+}
+
+/// Takes the directory's lock, writing this process's id into the lock file for messages.
+fn lock(root: &Path) -> Result<File, ScenarioError> {
+    let path = root.join(LOCK_FILE);
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|source| io_error(&path, source))?;
+    // fs4's flock (std's `File::try_lock` needs a newer Rust than this crate asks for).
+    match fs4::FileExt::try_lock(&file) {
+        Ok(()) => {}
+        Err(fs4::TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = holder.trim();
+            let who = if !holder.is_empty() && holder.bytes().all(|b| b.is_ascii_digit()) {
+                format!("another talus process (pid {holder})")
+            } else {
+                "another talus process".to_string()
+            };
+            return Err(dir_error(
+                root,
+                format!(
+                    "{who} is writing into this directory; wait until it has ended, or choose \
+                     another --out"
+                ),
+            ));
+        }
+        Err(fs4::TryLockError::Error(source)) => return Err(io_error(&path, source)),
+    }
+    let pid = std::process::id().to_string();
+    file.set_len(0)
+        .and_then(|()| file.seek(SeekFrom::Start(0)).map(|_| ()))
+        .and_then(|()| file.write_all(pid.as_bytes()))
+        .map_err(|source| io_error(&path, source))?;
+    Ok(file)
+}
+
+/// The names the manifest lists that are names of a run's files; anything else in it (a
+/// partial last line of a killed write, an edited line) is ignored.
+fn read_manifest(root: &Path) -> Result<BTreeSet<String>, ScenarioError> {
+    let path = root.join(MANIFEST_FILE);
+    let text = match fs::read(&path) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
+        Err(source) => return Err(io_error(&path, source)),
+    };
+    let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+    Ok(complete
+        .lines()
+        .filter(|l| is_own_name(l) && is_plain_relative(l))
+        .map(str::to_string)
+        .collect())
+}
+
+/// Opens the manifest for appending; a partial last line (a killed write) is ended first.
+fn open_manifest(root: &Path) -> Result<File, ScenarioError> {
+    let path = root.join(MANIFEST_FILE);
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create(true)
+        .open(&path)
+        .map_err(|source| io_error(&path, source))?;
+    let len = file
+        .metadata()
+        .map_err(|source| io_error(&path, source))?
+        .len();
+    if len > 0 {
+        let mut last = [0u8];
+        file.seek(SeekFrom::Start(len - 1))
+            .and_then(|_| file.read_exact(&mut last))
+            .map_err(|source| io_error(&path, source))?;
+        if last[0] != b'\n' {
+            file.write_all(b"\n")
+                .map_err(|source| io_error(&path, source))?;
+        }
+    }
+    Ok(file)
+}
+
+/// Whether `rel` is relative and has no `..` or `.` parts.
+fn is_plain_relative(rel: &str) -> bool {
+    Path::new(rel)
+        .components()
+        .all(|c| matches!(c, Component::Normal(_)))
+}
+
+/// The files under names a run writes that exist in `root`.
+fn own_files_present(root: &Path) -> Result<BTreeSet<String>, ScenarioError> {
+    let mut found = BTreeSet::new();
+    for name in TOP_FILES {
+        if root.join(name).symlink_metadata().is_ok() {
+            found.insert(name.to_string());
+        }
+    }
+    for folder in [FRAMES_DIR, PLOTS_DIR] {
+        let dir = root.join(folder);
+        let entries = match fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) =>
+            {
+                continue;
+            }
+            Err(source) => return Err(io_error(&dir, source)),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|source| io_error(&dir, source))?;
+            if let Some(name) = entry.file_name().to_str() {
+                let rel = format!("{folder}/{name}");
+                if is_own_name(&rel) {
+                    found.insert(rel);
+                }
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Up to [`LISTED_NAMES`] names, then how many more.
+fn list<'a>(names: impl ExactSizeIterator<Item = &'a str>) -> String {
+    let n = names.len();
+    let mut text: Vec<&str> = names.take(LISTED_NAMES).collect();
+    let more = n.saturating_sub(text.len());
+    let tail = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    text.sort_unstable();
+    format!("{}{tail}", text.join(", "))
+}
+
+fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("a {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+fn dir_error(path: &Path, problem: String) -> ScenarioError {
+    ScenarioError::OutputDir {
+        path: path.to_path_buf(),
+        problem,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("talus-run-dir-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn own_names_are_recognised_and_nothing_else() {
+        for own in [
+            "scenario.ron",
+            "checkpoint.bin",
+            "checkpoint-history.bin",
+            "frames/grains_000000.vtu",
+            "frames/walls_1234567.vtu",
+            "plots/kinetic_energy.png",
+        ] {
+            assert!(is_own_name(own), "{own}");
+        }
+        for other in [
+            "notes.txt",
+            "plots/fig1.png",
+            "frames/grains_12.vtu",
+            "frames/grains_00000x.vtu",
+            "frames/other.vtu",
+            "../scenario.ron",
+            "sub/scenario.ron",
+            ".talus-files",
+        ] {
+            assert!(!is_own_name(other), "{other}");
+        }
+        assert_eq!(temp_target(".summary.json.tmp.123.0"), Some("summary.json"));
+        assert_eq!(temp_target(".summary.json.tmp.12x.0"), None);
+        assert_eq!(temp_target("summary.json.tmp.1.0"), None);
+    }
+
+    #[test]
+    fn a_second_opener_is_refused_while_the_first_holds_the_lock() {
+        let root = scratch("lock");
+        fs::create_dir_all(&root).unwrap();
+        fs::write(root.join(MANIFEST_FILE), b"").unwrap();
+        let first = RunDir::create(&root, false).unwrap();
+        let err = RunDir::open(&root).unwrap_err().to_string();
+        assert!(err.contains("is writing into this directory"), "{err}");
+        assert!(
+            err.contains(&format!("pid {}", std::process::id())),
+            "{err}"
+        );
+        drop(first);
+        RunDir::open(&root).unwrap();
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn replacing_removes_listed_files_only() {
+        let root = scratch("replace");
+        let mut dir = RunDir::create(&root, false).unwrap();
+        for rel in [
+            "summary.json",
+            "frames/grains_000000.vtu",
+            "plots/coordination.png",
+        ] {
+            let path = dir.claim(rel).unwrap();
+            fs::write(path, b"x").unwrap();
+        }
+        fs::write(root.join("plots/fig1.png"), b"mine").unwrap();
+        fs::write(root.join("notes.txt"), b"mine").unwrap();
+        drop(dir);
+        let err = RunDir::create(&root, false).unwrap_err().to_string();
+        assert!(err.contains("already holds a run"), "{err}");
+        let mut dir = RunDir::create(&root, true).unwrap();
+        dir.remove_earlier_run().unwrap();
+        assert!(!root.join("summary.json").exists());
+        assert!(!root.join("frames").exists());
+        assert_eq!(fs::read(root.join("plots/fig1.png")).unwrap(), b"mine");
+        assert_eq!(fs::read(root.join("notes.txt")).unwrap(), b"mine");
+        drop(dir);
+        // The manifest is empty now: a new run may start without replacing anything.
+        drop(RunDir::create(&root, false).unwrap());
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn files_of_the_user_under_talus_names_are_refused_even_with_replace() {
+        let root = scratch("foreign");
+        fs::create_dir_all(root.join("frames")).unwrap();
+        fs::write(root.join("scenario.ron"), b"// mine").unwrap();
+        fs::write(root.join("frames/walls_000003.vtu"), b"mine").unwrap();
+        for replace in [false, true] {
+            let err = RunDir::create(&root, replace).unwrap_err().to_string();
+            assert!(
+                err.contains("frames/walls_000003.vtu, scenario.ron"),
+                "{err}"
+            );
+            assert!(err.contains("never overwrites"), "{err}");
+        }
+        assert_eq!(fs::read(root.join("scenario.ron")).unwrap(), b"// mine");
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_tampered_manifest_cannot_remove_other_files() {
+        let root = scratch("tampered");
+        fs::create_dir_all(&root).unwrap();
+        fs::write(root.join("precious.txt"), b"mine").unwrap();
+        fs::write(
+            root.join(MANIFEST_FILE),
+            "precious.txt\n../precious.txt\n/etc/passwd\nsummary.json\nsummary.js",
+        )
+        .unwrap();
+        fs::write(root.join("summary.json"), b"{}").unwrap();
+        let mut dir = RunDir::create(&root, true).unwrap();
+        dir.remove_earlier_run().unwrap();
+        assert!(root.join("precious.txt").exists());
+        assert!(!root.join("summary.json").exists());
+        drop(dir);
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn stale_temporary_files_are_removed_and_others_kept() {
+        let root = scratch("temps");
+        fs::create_dir_all(root.join("frames")).unwrap();
+        let stale = [
+            ".summary.json.tmp.99999.3",
+            "frames/.grains_000001.vtu.tmp.1.0",
+        ];
+        for rel in stale {
+            fs::write(root.join(rel), b"partial").unwrap();
+        }
+        fs::write(root.join(".notes.txt.tmp.1.0"), b"mine").unwrap();
+        drop(RunDir::create(&root, false).unwrap());
+        for rel in stale {
+            assert!(!root.join(rel).exists(), "{rel}");
+        }
+        assert!(root.join(".notes.txt.tmp.1.0").exists());
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_file_is_not_a_directory() {
+        let root = scratch("file");
+        fs::create_dir_all(root.parent().unwrap()).unwrap();
+        fs::write(&root, b"x").unwrap();
+        let err = RunDir::create(&root, false).unwrap_err().to_string();
+        assert!(err.contains("is not a directory"), "{err}");
+        fs::remove_file(&root).unwrap();
+    }
+}
