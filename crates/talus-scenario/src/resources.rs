@@ -16,21 +16,29 @@ use talus_sim::integrate::IntegratorKind;
 use crate::schema::{Integrator, Scenario};
 
 /// Bytes of memory per grain beyond its components ([`World::grain_bytes`]): contacts with
-/// their feature caches and history (about 7 per grain in a dense bed), broad-phase entries,
-/// the run's per-grain records at output times, and the copy a checkpoint encodes.
-const MEMORY_PER_GRAIN: u64 = 2_400;
-/// Bytes of memory per vertex of each distinct shape (vertices, half-edges, faces, planes,
-/// and the shape's entries in the contact caches' lookups).
+/// their feature caches and history, broad-phase entries, the run's per-grain records at
+/// output times, and the copy a checkpoint encodes. Measured: 2.8 kB per grain with 18
+/// vertices at a coordination of 2.8 (8 000 grains, no frames); the bound leaves room for a
+/// dense bed's 6–7 contacts per grain.
+const MEMORY_PER_GRAIN: u64 = 4_000;
+/// Bytes of memory per vertex of each distinct shape (vertices, half-edges, faces, planes).
 const MEMORY_PER_SHAPE_VERTEX: u64 = 700;
-/// Memory of a run with no grain: the program, its thread pool, the plot fonts.
-const MEMORY_BASE: u64 = 64 << 20;
+/// Memory of a run with no grain: the program, its thread pool, the plot fonts (6 MB
+/// measured, with room for the allocator's arenas).
+const MEMORY_BASE: u64 = 32 << 20;
+/// Writing a frame holds its encoded document and the buffers it is made from: measured
+/// 1.8 to 2.4 times the frame's size (1 000 grains of 40 and 100 vertices, 8 000 of 18).
+const FRAME_MEMORY_FACTOR: u64 = 3;
 
-/// Bytes of a frame per grain vertex (position and velocity of each vertex, base64-encoded)
-/// and per grain (faces, cell data).
-const FRAME_BYTES_PER_VERTEX: u64 = 120;
+/// Bytes of a frame per grain vertex (position, velocity, connectivity and face streams,
+/// base64-encoded) and per grain (cell data). Measured: 160 bytes per vertex and nearly
+/// nothing per grain (1 000 grains of 40 and of 100 vertices, 2 000 and 8 000 of 18).
+const FRAME_BYTES_PER_VERTEX: u64 = 170;
 /// See [`FRAME_BYTES_PER_VERTEX`].
-const FRAME_BYTES_PER_GRAIN: u64 = 400;
+const FRAME_BYTES_PER_GRAIN: u64 = 200;
 /// Bytes of a checkpoint per grain (state, integrator history, contacts with their caches).
+/// Measured: 450–480 bytes at a coordination of 2.8 (2 000 and 8 000 grains); the bound
+/// leaves room for a dense bed's contacts.
 const CHECKPOINT_BYTES_PER_GRAIN: u64 = 1_500;
 /// Bytes of a time-series value: text in the CSV plus its copy in the history.
 const SERIES_BYTES_PER_VALUE: u64 = 34;
@@ -87,9 +95,6 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
             distinct.saturating_mul(p.vertices as u64)
         })
         .fold(0, u64::saturating_add);
-    let memory_bytes = MEMORY_BASE
-        .saturating_add(grains.saturating_mul(per_grain))
-        .saturating_add(shape_vertices.saturating_mul(MEMORY_PER_SHAPE_VERTEX));
 
     let count = |interval: f64| -> u64 {
         let n = (s.time.end / interval).floor();
@@ -110,6 +115,15 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         })
         .fold(0, u64::saturating_add);
     let frame_bytes = frames.saturating_mul(frame_grain_bytes);
+    let frame_memory = if frames > 0 {
+        frame_grain_bytes.saturating_mul(FRAME_MEMORY_FACTOR)
+    } else {
+        0
+    };
+    let memory_bytes = MEMORY_BASE
+        .saturating_add(grains.saturating_mul(per_grain))
+        .saturating_add(shape_vertices.saturating_mul(MEMORY_PER_SHAPE_VERTEX))
+        .saturating_add(frame_memory);
     let checkpoint_bytes = grains.saturating_mul(CHECKPOINT_BYTES_PER_GRAIN);
     let layers: u64 = s
         .measurements
