@@ -16,6 +16,9 @@ use crate::validate::validate;
 /// Above this fraction of the critical time step the Gear predictor–corrector was seen to
 /// blow up where a falling column hits a bed, while velocity Verlet at the same step did not.
 const GEAR_SAFE_RATIO: f64 = 0.5;
+/// Checkpoints closer than this many steps cost more than the steps between them (each one
+/// encodes the whole state and syncs it to disk).
+const CHEAP_CHECKPOINT_STEPS: f64 = 100.0;
 /// Orifice widths below this many grain diameters tend to clog (Beverloo's law holds for
 /// wider ones).
 const CLOGGING_ORIFICE: f64 = 5.0;
@@ -155,6 +158,18 @@ pub fn check(
         .is_some_and(|f| f < s.time.end / 2000.0)
     {
         warnings.push("more than 2000 frames will be written".into());
+    }
+    if let Some(c) = s.time.checkpoint_interval
+        && c < CHEAP_CHECKPOINT_STEPS * s.time.dt
+    {
+        warnings.push(format!(
+            "time.checkpoint_interval = {} s is {} steps: each checkpoint writes and syncs the \
+             whole state (about {}), so the run will spend more time writing checkpoints than \
+             stepping",
+            crate::number::short(c),
+            (c / s.time.dt).round(),
+            bytes(needs.checkpoint_bytes)
+        ));
     }
     if needs.disk_bytes > DISK_LIMIT {
         warnings.push(format!(

@@ -37,6 +37,13 @@ fn run_config(name: &str, overrides: &[&str]) -> (PathBuf, Value) {
         assert!(summary.get(key).is_some(), "{name}: summary lacks {key}");
     }
     assert!(summary["max_overlap_ratio"].as_f64().unwrap() < 0.25);
+    // The shortened experiments give answers worth reporting: no doubts about them.
+    assert!(
+        matches!(summary["status"].as_str(), Some("finished" | "at_rest")),
+        "{name}: status {} {}",
+        summary["status"],
+        summary["warnings"]
+    );
     (out, summary)
 }
 
