@@ -6,13 +6,16 @@ use std::process::ExitCode;
 
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use talus_scenario::ScenarioError;
 use talus_scenario::check::check;
-use talus_scenario::load::{apply_overrides, read};
+use talus_scenario::load::{apply_overrides, blame_overrides, read};
 use talus_scenario::output::RunDir;
 use talus_scenario::output::run_dir::SUMMARY_FILE;
 use talus_scenario::resources::{bytes, estimate, shortfalls};
 use talus_scenario::{Progress, Runner};
 use talus_sim::force::ForceModelRegistry;
+
+use crate::terminal::escape_controls;
 
 /// Exit code of a run that reached its end but whose results cannot be trusted (status
 /// `suspect` in `summary.json`, with the reasons in its `warnings`).
@@ -80,10 +83,8 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
     let scenario = read(&args.file).map_err(|e| e.to_string())?;
     let scenario = apply_overrides(&scenario, &args.overrides).map_err(|e| e.to_string())?;
     let registry = ForceModelRegistry::default();
-    let report = check(&scenario, &args.file, &registry).map_err(|errors| {
-        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        lines.join("\nerror: ")
-    })?;
+    let report = check(&scenario, &args.file, &registry)
+        .map_err(|errors| report_errors(errors, &args.overrides))?;
     if args.json {
         println!(
             "{}",
@@ -94,7 +95,7 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
     println!(
         "{}: ok — scenario '{}'",
         args.file.display(),
-        report.scenario
+        escape_controls(&report.scenario, false)
     );
     println!(
         "  grains:           {} ({} placed at the start, {} poured)",
@@ -120,7 +121,7 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
         report.frames
     );
     for w in &report.warnings {
-        println!("warning: {w}");
+        println!("warning: {}", escape_controls(w, false));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -136,8 +137,7 @@ pub fn run_file(args: &RunArgs) -> Result<ExitCode, String> {
     };
     let errors = talus_scenario::validate::validate(&scenario, &args.file);
     if !errors.is_empty() {
-        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        return Err(lines.join("\nerror: "));
+        return Err(report_errors(errors, &args.overrides));
     }
     let needs = estimate(&scenario);
     if !args.allow_large {
@@ -153,7 +153,7 @@ pub fn run_file(args: &RunArgs) -> Result<ExitCode, String> {
     let dir = RunDir::create(&out, args.force).map_err(|e| e.to_string())?;
     let registry = ForceModelRegistry::default();
     let mut runner = Runner::start_in(&scenario, &args.file, &registry, args.threads, dir)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| report_errors(vec![e], &args.overrides))?;
     if !args.quiet {
         eprintln!(
             "{} grains, {} steps, {} threads; about {} of memory and {} of output",
@@ -165,6 +165,16 @@ pub fn run_file(args: &RunArgs) -> Result<ExitCode, String> {
         );
     }
     drive(&mut runner, args.quiet)
+}
+
+/// The messages of `errors`, one per line, each blamed on the `--set` that gave its value
+/// where one did, with control characters escaped.
+fn report_errors(errors: Vec<ScenarioError>, overrides: &[String]) -> String {
+    let lines: Vec<String> = blame_overrides(errors, overrides)
+        .iter()
+        .map(|e| escape_controls(&e.to_string(), false))
+        .collect();
+    lines.join("\nerror: ")
 }
 
 /// `out/<file name without extension>`, refused when the file name gives no plain folder
@@ -285,7 +295,7 @@ fn drive(runner: &mut Runner, quiet: bool) -> Result<ExitCode, String> {
             "done: t = {:.4} s, {} steps; results in {}",
             runner.exp.world.time(),
             runner.exp.world.steps(),
-            out.display()
+            escape_controls(&out.display().to_string(), false)
         );
     }
     print_summary(out)
@@ -296,14 +306,17 @@ fn drive(runner: &mut Runner, quiet: bool) -> Result<ExitCode, String> {
 fn print_summary(out: &Path) -> Result<ExitCode, String> {
     let path = out.join(SUMMARY_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    println!("{text}");
+    println!("{}", escape_controls(&text, true));
     let summary: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     match summary["status"].as_str() {
         Some("finished" | "at_rest") => Ok(ExitCode::SUCCESS),
         Some("suspect") => {
             for w in summary["warnings"].as_array().into_iter().flatten() {
-                eprintln!("warning: {}", w.as_str().unwrap_or_default());
+                eprintln!(
+                    "warning: {}",
+                    escape_controls(w.as_str().unwrap_or_default(), false)
+                );
             }
             eprintln!(
                 "the run ended, but its results are suspect (status \"suspect\" in {})",

@@ -16,6 +16,7 @@ mod experiment;
 mod output;
 mod parse;
 mod shape;
+mod terminal;
 
 use std::process::ExitCode;
 
@@ -67,7 +68,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("error: {message}");
+            eprintln!("error: {}", terminal::escape_controls(&message, true));
             ExitCode::FAILURE
         }
     }

@@ -4,13 +4,15 @@
 //! disk that fills up, runs too large for the machine, absurd thread counts, pours that
 //! cannot deliver, and resuming a finished run.
 
+mod common;
+
+use common::{TALUS, talus, text};
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-const TALUS: &str = env!("CARGO_BIN_EXE_talus");
 
 /// Eight grains dropped on a floor: frames, plots and checkpoints in a fraction of a second.
 const SMALL: &str = r#"
@@ -30,17 +32,6 @@ Scenario(
     outputs: (frame_interval: 0.01, plots: true),
 )
 "#;
-
-fn talus(args: &[&str]) -> Output {
-    Command::new(TALUS)
-        .args(args)
-        .output()
-        .expect("talus starts")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// A fresh directory holding `small.ron` (with `changes` applied as `from => to` text
 /// replacements).

@@ -1,24 +1,14 @@
 //! `talus check`, `run`, `resume` and `models` from the command line: exit codes and
 //! messages for good and bad input, and the blow-up report.
 
+mod common;
+
+use common::{talus, text};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-const TALUS: &str = env!("CARGO_BIN_EXE_talus");
-
-fn talus(args: &[&str]) -> Output {
-    Command::new(TALUS)
-        .args(args)
-        .output()
-        .expect("talus starts")
-}
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[test]

@@ -11,6 +11,7 @@ use talus_sim::wall::{Motion, WallGeometry};
 use talus_sim::{BodyRef, GrainId, StepStats};
 
 use crate::build::Experiment;
+use crate::number::short;
 use crate::run::{CHECKPOINT_FILE, RunState};
 use crate::schema::Placement;
 use crate::walls::v3;
@@ -193,6 +194,86 @@ impl BlowUpCheck {
     }
 }
 
+/// Gravity stronger than this many Earth gravities drives impacts beyond what a time step
+/// chosen for settling resolves.
+const VIOLENT_GRAVITY: f64 = 100.0;
+/// A wall accelerating at more than this many Earth gravities (or of the scene's gravity,
+/// if stronger) drives violent impacts.
+const VIOLENT_WALL_ACCELERATION: f64 = 20.0;
+/// Standard gravity (m/s²).
+const EARTH_GRAVITY: f64 = 9.81;
+
+/// What in the scene drives impacts violently, if anything: extreme gravity or a wall that
+/// moves with a violent acceleration. The harder of the two is named.
+fn violent_drive(exp: &Experiment) -> Option<String> {
+    let g = v3(exp.scenario.gravity).length();
+    let mut worst: Option<(f64, String)> = None;
+    if g > VIOLENT_GRAVITY * EARTH_GRAVITY {
+        worst = Some((
+            g,
+            format!(
+                "gravity is {} m/s², {} times the Earth's",
+                short(g),
+                short(g / EARTH_GRAVITY)
+            ),
+        ));
+    }
+    let threshold = VIOLENT_WALL_ACCELERATION * EARTH_GRAVITY.max(g);
+    for wall in exp.world.walls() {
+        let (acceleration, speed, how) = match wall.motion {
+            Motion::Fixed => continue,
+            Motion::Oscillate {
+                amplitude,
+                frequency,
+                ..
+            } => {
+                let w = std::f64::consts::TAU * frequency;
+                (
+                    amplitude * w * w,
+                    amplitude * w,
+                    format!(
+                        "oscillates at {} Hz with an amplitude of {} m",
+                        short(frequency),
+                        short(amplitude)
+                    ),
+                )
+            }
+            Motion::Rotate {
+                angular_velocity, ..
+            } => {
+                let reach = match &wall.geometry {
+                    WallGeometry::Body(poly) => poly
+                        .vertices()
+                        .iter()
+                        .map(|v| v.length())
+                        .fold(0.0, f64::max),
+                    WallGeometry::HalfSpace { .. } => 0.0,
+                };
+                let w = angular_velocity.abs();
+                (
+                    w * w * reach,
+                    w * reach,
+                    format!("turns at {} rad/s", short(angular_velocity)),
+                )
+            }
+        };
+        if acceleration > threshold && worst.as_ref().is_none_or(|(a, _)| acceleration > *a) {
+            let base = wall.name.split('/').next().unwrap_or(&wall.name);
+            worst = Some((
+                acceleration,
+                format!(
+                    "wall '{base}' {how}: its plates move at up to {} m/s and accelerate at {} \
+                     m/s² ({} g)",
+                    short(speed),
+                    short(acceleration),
+                    short(acceleration / EARTH_GRAVITY)
+                ),
+            ));
+        }
+    }
+    worst.map(|(_, text)| text)
+}
+
 impl Failure {
     /// The message for the user.
     #[must_use]
@@ -244,7 +325,16 @@ impl Failure {
         // Well below the critical step, the time step is not the cause: deep overlaps of
         // soft contacts are, and they also fling grains out when they release.
         let soft = ratio < 0.5;
-        let cause = if soft {
+        let cause = if let Some(drive) = violent_drive(exp) {
+            // The scene itself drives impacts far harder than settling under Earth's
+            // gravity: dt and stiffness may be right for ordinary speeds.
+            format!(
+                "Likely cause: {drive}. Impacts that violent need stiffer contacts and a \
+                 smaller time step (dt = {dt:.3e} s is {ratio:.2} of the critical {:.3e} s \
+                 computed for settling grains), or a gentler drive (weaker gravity, a slower wall).",
+                exp.critical_dt
+            )
+        } else if soft {
             format!(
                 "Likely cause: the contacts are too soft for the speeds of the impacts: with force \
                  model '{}' a vertex pressed into a face resists little until it is deep (the time \

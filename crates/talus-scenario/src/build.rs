@@ -246,8 +246,10 @@ pub fn build(
         return Err(invalid(
             "time.dt",
             format!(
-                "{} s is above the critical time step {critical_dt:.3e} s of force model '{}' for these grains",
-                s.time.dt, s.force_model.name
+                "{} s is above the critical time step {} s of force model '{}' for these grains",
+                crate::number::short(s.time.dt),
+                crate::number::short(critical_dt),
+                s.force_model.name
             ),
             &format!("dt ≤ {critical_dt:.3e} s (or a softer stiffness)"),
         ));

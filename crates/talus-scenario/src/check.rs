@@ -9,6 +9,7 @@ use talus_sim::force::ForceModelRegistry;
 
 use crate::build::build;
 use crate::error::ScenarioError;
+use crate::number::short;
 use crate::resources::{DISK_LIMIT, bytes, estimate, memory_shortfall};
 use crate::schema::{Integrator, Placement, Scenario, WallShape};
 use crate::validate::validate;
@@ -99,9 +100,10 @@ pub fn check(
     }
     if ratio < 0.02 {
         warnings.push(format!(
-            "time.dt is only {ratio:.3} of the critical time step {:.3e} s: the run could take {:.0}× fewer steps",
-            exp.critical_dt,
-            0.2 / ratio
+            "time.dt is only {} of the critical time step {} s: the run could take {}× fewer steps",
+            short(ratio),
+            short(exp.critical_dt),
+            short((0.2 / ratio).round())
         ));
     }
     for (name, interval) in [
@@ -113,14 +115,16 @@ pub fn check(
             let steps = t / s.time.dt;
             if (steps - steps.round()).abs() > 1e-6 * steps {
                 warnings.push(format!(
-                    "{name} = {t} s is not a whole number of steps; it is rounded to {} steps",
-                    steps.round()
+                    "{name} = {} s is not a whole number of steps; it is rounded to {} steps",
+                    short(t),
+                    short(steps.round())
                 ));
             }
             if t > s.time.end {
                 warnings.push(format!(
-                    "{name} = {t} s is longer than the run ({} s)",
-                    s.time.end
+                    "{name} = {} s is longer than the run ({} s)",
+                    short(t),
+                    short(s.time.end)
                 ));
             }
         }
@@ -166,8 +170,8 @@ pub fn check(
             "time.checkpoint_interval = {} s is {} steps: each checkpoint writes and syncs the \
              whole state (about {}), so the run will spend more time writing checkpoints than \
              stepping",
-            crate::number::short(c),
-            (c / s.time.dt).round(),
+            short(c),
+            short((c / s.time.dt).round()),
             bytes(needs.checkpoint_bytes)
         ));
     }
@@ -189,8 +193,8 @@ pub fn check(
                     "grains[{p}]: the last of the {} poured grains is due at t = {} s, after the \
                      end of the run ({} s); the run will be reported as suspect",
                     pop.count,
-                    crate::number::short(last),
-                    crate::number::short(s.time.end)
+                    short(last),
+                    short(s.time.end)
                 ));
             }
         }
@@ -206,8 +210,8 @@ pub fn check(
                 "the gate '{}' opens at t = {} s, not before the end of the run ({} s): nothing \
                  is discharged",
                 w.name,
-                crate::number::short(t),
-                crate::number::short(s.time.end)
+                short(t),
+                short(s.time.end)
             ));
         }
     }

@@ -50,6 +50,18 @@ pub enum ScenarioError {
         /// What is wrong.
         problem: String,
     },
+    /// A value given by a `--set key=value` override is out of its allowed range.
+    #[error("--set {assignment}: {field}: {problem}; allowed: {allowed}")]
+    InvalidOverride {
+        /// The assignment as given.
+        assignment: String,
+        /// The field's path, e.g. `grains[0].count`.
+        field: String,
+        /// What is wrong.
+        problem: String,
+        /// What would be accepted.
+        allowed: String,
+    },
     /// The engine refused a part of the scenario.
     #[error("{path}: {context}: {message}")]
     Engine {

@@ -11,12 +11,14 @@ use crate::schema::Scenario;
 
 /// Parses the RON text of a scenario. `path` is only used in messages.
 ///
-/// `Some(…)` may be left out around optional values (RON's `implicit_some`).
+/// `Some(…)` may be left out around optional values (RON's `implicit_some`). A UTF-8
+/// byte-order mark at the start, as some editors write, is skipped.
 ///
 /// # Errors
 /// [`ScenarioError::Syntax`] with the line and column of the first problem: bad syntax, a
 /// wrong type, a missing or an unknown field.
 pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     ron::Options::default()
         .with_default_extension(Extensions::IMPLICIT_SOME)
         .from_str(text)
@@ -97,6 +99,71 @@ pub fn apply_overrides(
         assignment: assignments.join(" "),
         problem: format!("the result is not a valid scenario: {e}"),
     })
+}
+
+/// Errors of a scenario edited by `assignments`, each blamed on the `--set` that gave the
+/// value when its field is the assignment's (or lies inside or around it), not on the file
+/// that no longer holds that value. The last matching assignment is named: it wins.
+#[must_use]
+pub fn blame_overrides(errors: Vec<ScenarioError>, assignments: &[String]) -> Vec<ScenarioError> {
+    let keys: Vec<(String, &String)> = assignments
+        .iter()
+        .filter_map(|a| {
+            let key = a.split_once('=')?.0.trim();
+            Some((canonical_path(&split_path(key).ok()?), a))
+        })
+        .collect();
+    let related = |field: &str, key: &str| {
+        let inside = |outer: &str, inner: &str| {
+            inner == outer
+                || inner
+                    .strip_prefix(outer)
+                    .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+        };
+        inside(key, field) || inside(field, key)
+    };
+    errors
+        .into_iter()
+        .map(|e| match e {
+            ScenarioError::Invalid {
+                path,
+                field,
+                problem,
+                allowed,
+            } => match keys.iter().rev().find(|(key, _)| related(&field, key)) {
+                Some((_, assignment)) => ScenarioError::InvalidOverride {
+                    assignment: (*assignment).clone(),
+                    field,
+                    problem,
+                    allowed,
+                },
+                None => ScenarioError::Invalid {
+                    path,
+                    field,
+                    problem,
+                    allowed,
+                },
+            },
+            other => other,
+        })
+        .collect()
+}
+
+/// A field path as validation messages write it: `grains[0].placement.rate`.
+fn canonical_path(steps: &[Step]) -> String {
+    let mut text = String::new();
+    for step in steps {
+        match step {
+            Step::Field(name) => {
+                if !text.is_empty() {
+                    text.push('.');
+                }
+                text.push_str(name);
+            }
+            Step::Index(i) => text.push_str(&format!("[{i}]")),
+        }
+    }
+    text
 }
 
 /// One step of a field path.
@@ -264,6 +331,48 @@ mod tests {
         assert_eq!(split_path("grains.0.count"), split_path("grains[0].count"));
         assert!(split_path("grains[x].count").is_err());
         assert!(split_path("").is_err());
+    }
+
+    #[test]
+    fn errors_are_blamed_on_the_assignment_that_set_the_field() {
+        let invalid = |field: &str| ScenarioError::Invalid {
+            path: "s.ron".into(),
+            field: field.into(),
+            problem: "bad".into(),
+            allowed: "good".into(),
+        };
+        let set = vec![
+            "grains.0.count=0".to_string(),
+            "grains[0].placement.min=(1,1,1)".to_string(),
+        ];
+        let blamed = blame_overrides(
+            vec![
+                invalid("grains[0].count"),
+                invalid("grains[0].placement"),
+                invalid("grains[0].counter"),
+                invalid("time.dt"),
+            ],
+            &set,
+        );
+        let text: Vec<String> = blamed.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            text[0],
+            "--set grains.0.count=0: grains[0].count: bad; allowed: good"
+        );
+        assert!(text[1].starts_with("--set grains[0].placement.min=(1,1,1): "));
+        assert!(text[2].starts_with("s.ron: "), "{}", text[2]);
+        assert!(text[3].starts_with("s.ron: "), "{}", text[3]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_skipped() {
+        let text = "\u{feff}Scenario(";
+        match parse(text, Path::new("s.ron")) {
+            Err(ScenarioError::Syntax { message, .. }) => {
+                assert!(!message.contains("opening `(`"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::ScenarioError;
+use crate::number::short;
 use crate::schema::{
     HopperKind, MeasurementSpec, MotionSpec, Placement, PopulationSpec, Scenario, Vec3, WallShape,
 };
@@ -17,6 +18,28 @@ const MAX_ROWS: f64 = 1e6;
 const MAX_FRAMES: f64 = 1e5;
 /// Most vertices of all distinct shapes of a scenario together.
 const MAX_SHAPE_VERTICES: usize = 10_000_000;
+
+/// Largest magnitude of gravity (m/s²): about a thousand times the Earth's, as in a
+/// geotechnical centrifuge.
+const MAX_GRAVITY: f64 = 1e4;
+/// Range of a material's density (kg/m³): from aerogels to the scaled densities DEM users
+/// choose to lengthen the time step.
+const DENSITY_RANGE: (f64, f64) = (0.1, 1e8);
+/// Range of a grain's semi-axes (m): from fine powders to boulders.
+const SEMI_AXIS_RANGE: (f64, f64) = (1e-6, 100.0);
+/// Largest ratio of a grain's longest to its shortest semi-axis.
+const MAX_ASPECT_RATIO: f64 = 50.0;
+/// Longest name (characters) of a scenario, material, population or wall.
+const MAX_NAME_CHARS: usize = 128;
+/// Fewest time steps per period of an oscillating wall or per turn of a rotating one:
+/// fewer cannot follow the motion.
+const MIN_STEPS_PER_PERIOD: f64 = 20.0;
+/// Largest distance a wall or a grain may travel in one step at its imposed speed, as a
+/// fraction of the smallest grain's diameter: farther, a contact is crossed in a step or
+/// two and the contact force cannot resolve it.
+const MAX_TRAVEL_PER_STEP: f64 = 0.1;
+/// Hopper plate angles to the horizontal, degrees.
+const HOPPER_ANGLE_RANGE: (f64, f64) = (1.0, 89.0);
 
 /// Largest vertex count of a grain (as the geometry's generator allows).
 const MAX_VERTICES: usize = talus_geom::generate::MAX_GRAIN_VERTICES;
@@ -35,22 +58,24 @@ pub fn validate(scenario: &Scenario, path: &Path) -> Vec<ScenarioError> {
     let mut names: Vec<&str> = Vec::new();
     for (i, w) in scenario.walls.iter().enumerate() {
         let f = format!("walls[{i}]");
-        if w.name.is_empty() || w.name.contains('/') {
-            c.fail(
-                &format!("{f}.name"),
-                format!("'{}'", w.name),
-                "a non-empty name without '/'",
-            );
-        } else if names.contains(&w.name.as_str()) {
-            c.fail(
-                &format!("{f}.name"),
-                format!("'{}' is used twice", w.name),
-                "unique wall names",
-            );
+        if c.name(&format!("{f}.name"), &w.name) {
+            if w.name.contains('/') {
+                c.fail(
+                    &format!("{f}.name"),
+                    format!("'{}' holds a '/'", w.name),
+                    "a name without '/' (it names the wall's parts)",
+                );
+            } else if names.contains(&w.name.as_str()) {
+                c.fail(
+                    &format!("{f}.name"),
+                    format!("'{}' is used twice", w.name),
+                    "unique wall names",
+                );
+            }
         }
         names.push(&w.name);
         c.wall_shape(&f, &w.shape, scenario);
-        c.motion(&format!("{f}.motion"), &w.motion);
+        c.motion(&format!("{f}.motion"), &w.motion, &w.shape, scenario);
         if let Some(t) = w.removed_at {
             c.non_negative(&format!("{f}.removed_at"), t);
         }
@@ -63,7 +88,7 @@ pub fn validate(scenario: &Scenario, path: &Path) -> Vec<ScenarioError> {
         if t > 0.0 && scenario.time.end / t > MAX_FRAMES {
             c.fail(
                 "outputs.frame_interval",
-                format!("{} frames", (scenario.time.end / t).round()),
+                format!("{} frames", short((scenario.time.end / t).round())),
                 "at most 10^5 frames (end / frame_interval)",
             );
         }
@@ -117,15 +142,56 @@ impl Checker {
     fn positive(&mut self, field: &str, x: f64) -> bool {
         let ok = x.is_finite() && x > 0.0;
         if !ok {
-            self.fail(field, format!("{x} is not allowed"), "a finite number > 0");
+            self.fail(
+                field,
+                format!("{} is not allowed", short(x)),
+                "a finite number > 0",
+            );
         }
         ok
+    }
+
+    /// A length of the scene: finite, > 0 and at most the size of the scene.
+    fn length(&mut self, field: &str, x: f64) -> bool {
+        let ok = x.is_finite() && x > 0.0 && x <= MAX_COORDINATE;
+        if !ok {
+            self.fail(
+                field,
+                format!("{} m is not allowed", short(x)),
+                "a length > 0 and ≤ 10^6 m",
+            );
+        }
+        ok
+    }
+
+    /// A name: not blank, at most [`MAX_NAME_CHARS`] characters, no control characters
+    /// (they would be written raw to the terminal and into file names).
+    fn name(&mut self, field: &str, name: &str) -> bool {
+        let problem = if name.trim().is_empty() {
+            "the name is empty".to_string()
+        } else if name.chars().count() > MAX_NAME_CHARS {
+            format!("a name of {} characters", name.chars().count())
+        } else if name.chars().any(char::is_control) {
+            "the name holds control characters".to_string()
+        } else {
+            return true;
+        };
+        self.fail(
+            field,
+            problem,
+            "a name of 1 to 128 characters without control characters",
+        );
+        false
     }
 
     fn non_negative(&mut self, field: &str, x: f64) -> bool {
         let ok = x.is_finite() && x >= 0.0;
         if !ok {
-            self.fail(field, format!("{x} is not allowed"), "a finite number ≥ 0");
+            self.fail(
+                field,
+                format!("{} is not allowed", short(x)),
+                "a finite number ≥ 0",
+            );
         }
         ok
     }
@@ -137,7 +203,7 @@ impl Checker {
         if !ok {
             self.fail(
                 field,
-                format!("{v:?} is not allowed"),
+                format!("{} is not allowed", vec(v)),
                 "finite coordinates within 10^6 of the origin",
             );
         }
@@ -159,16 +225,55 @@ impl Checker {
         ok
     }
 
-    fn positive_vec(&mut self, field: &str, v: Vec3) -> bool {
-        let ok = [v.0, v.1, v.2].iter().all(|x| x.is_finite() && *x > 0.0);
-        if !ok {
+    fn semi_axes(&mut self, field: &str, a: Vec3) {
+        let axes = [a.0, a.1, a.2];
+        if !axes
+            .iter()
+            .all(|x| x.is_finite() && (SEMI_AXIS_RANGE.0..=SEMI_AXIS_RANGE.1).contains(x))
+        {
             self.fail(
                 field,
-                format!("{v:?} is not allowed"),
-                "three finite lengths > 0",
+                format!("{} m is not allowed", vec(a)),
+                "three semi-axes from 10^-6 m to 100 m",
+            );
+            return;
+        }
+        let (longest, shortest) = (a.0.max(a.1).max(a.2), a.0.min(a.1).min(a.2));
+        if longest > MAX_ASPECT_RATIO * shortest {
+            self.fail(
+                field,
+                format!(
+                    "{} m: the longest is {} times the shortest",
+                    vec(a),
+                    short(longest / shortest)
+                ),
+                "a longest semi-axis at most 50 times the shortest",
             );
         }
-        ok
+    }
+
+    /// A speed imposed on `what` (a wall's motion, the grains' initial velocity): in one
+    /// step it may carry them at most [`MAX_TRAVEL_PER_STEP`] of the smallest grain.
+    fn travel(&mut self, field: &str, what: &str, speed: f64, s: &Scenario) {
+        let (dt, smallest) = (s.time.dt, smallest_grain_diameter(s));
+        if !(dt.is_finite() && dt > 0.0 && sizes_valid(s)) {
+            return;
+        }
+        let per_step = speed * dt;
+        if !per_step.is_finite() || per_step > MAX_TRAVEL_PER_STEP * smallest {
+            self.fail(
+                field,
+                format!(
+                    "{what} move at up to {} m/s, {} m per step of {} s: {} of the smallest grain's diameter ({} m)",
+                    short(speed),
+                    short(per_step),
+                    short(dt),
+                    short(per_step / smallest),
+                    short(smallest)
+                ),
+                "at most 0.1 grain diameter per step (a slower motion or a smaller time.dt)",
+            );
+        }
     }
 
     fn region(&mut self, field: &str, min: Vec3, max: Vec3) -> bool {
@@ -180,7 +285,7 @@ impl Checker {
         if !ok {
             self.fail(
                 field,
-                format!("min {min:?} is not below max {max:?}"),
+                format!("min {} is not below max {}", vec(min), vec(max)),
                 "min < max in x, y and z",
             );
         }
@@ -191,7 +296,7 @@ impl Checker {
         if self.positive(field, t) && dt.is_finite() && dt > 0.0 && t < dt {
             self.fail(
                 field,
-                format!("{t} is shorter than the time step {dt}"),
+                format!("{} is shorter than the time step {}", short(t), short(dt)),
                 "an interval ≥ time.dt",
             );
         }
@@ -201,29 +306,27 @@ impl Checker {
         if !(r.0.is_finite() && r.1.is_finite() && 0.0 <= r.0 && r.0 < r.1 && r.1 <= 1.0) {
             self.fail(
                 field,
-                format!("{r:?} is not allowed"),
+                format!("({}, {}) is not allowed", short(r.0), short(r.1)),
                 "(a, b) with 0 ≤ a < b ≤ 1",
             );
         }
     }
 
     fn top(&mut self, s: &Scenario) {
-        if s.name.trim().is_empty() {
-            self.fail("name", "the name is empty".into(), "a non-empty name");
-        }
+        self.name("name", &s.name);
         let t = &s.time;
         let dt_ok = self.positive("time.dt", t.dt);
         if self.positive("time.end", t.end) && dt_ok && t.end < t.dt {
             self.fail(
                 "time.end",
-                format!("{} is shorter than one step", t.end),
+                format!("{} is shorter than one step", short(t.end)),
                 "end ≥ dt",
             );
         }
         if dt_ok && t.end.is_finite() && t.end / t.dt > 1e12 {
             self.fail(
                 "time.end",
-                format!("{} steps", t.end / t.dt),
+                format!("{} steps", short(t.end / t.dt)),
                 "at most 10^12 steps",
             );
         }
@@ -231,7 +334,7 @@ impl Checker {
         if t.output_interval > 0.0 && t.end / t.output_interval > MAX_ROWS {
             self.fail(
                 "time.output_interval",
-                format!("{} rows", (t.end / t.output_interval).round()),
+                format!("{} rows", short((t.end / t.output_interval).round())),
                 "at most 10^6 output rows (end / output_interval)",
             );
         }
@@ -245,19 +348,34 @@ impl Checker {
                 r.kinetic_energy_per_grain,
             );
         }
-        self.finite("gravity", s.gravity);
-        self.non_negative("margin", s.margin);
+        let g = s.gravity;
+        let magnitude = (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt();
+        if !magnitude.is_finite() || magnitude > MAX_GRAVITY {
+            self.fail(
+                "gravity",
+                format!("{} m/s² ({} g)", short(magnitude), short(magnitude / 9.81)),
+                "a magnitude ≤ 10^4 m/s² (about 1000 g)",
+            );
+        }
+        if self.non_negative("margin", s.margin) {
+            let smallest = smallest_grain_diameter(s);
+            if sizes_valid(s) && s.margin > smallest {
+                self.fail(
+                    "margin",
+                    format!(
+                        "{} m is more than the smallest grain's diameter ({} m)",
+                        short(s.margin),
+                        short(smallest)
+                    ),
+                    "a margin ≥ 0 and at most the smallest grain's diameter (a fraction of it is usual)",
+                );
+            }
+        }
         if s.materials.is_empty() {
             self.fail("materials", "no material".into(), "at least one material");
         }
         for (i, m) in s.materials.iter().enumerate() {
-            if m.name.is_empty() {
-                self.fail(
-                    &format!("materials[{i}].name"),
-                    "empty".into(),
-                    "a non-empty name",
-                );
-            }
+            self.name(&format!("materials[{i}].name"), &m.name);
             if s.materials[..i].iter().any(|o| o.name == m.name) {
                 self.fail(
                     &format!("materials[{i}].name"),
@@ -265,7 +383,14 @@ impl Checker {
                     "unique material names",
                 );
             }
-            self.positive(&format!("materials[{i}].density"), m.density);
+            if !(m.density.is_finite() && (DENSITY_RANGE.0..=DENSITY_RANGE.1).contains(&m.density))
+            {
+                self.fail(
+                    &format!("materials[{i}].density"),
+                    format!("{} kg/m³ is not allowed", short(m.density)),
+                    "0.1 to 10^8 kg/m³",
+                );
+            }
         }
         if s.materials.len() > usize::from(u16::MAX) {
             self.fail(
@@ -278,7 +403,7 @@ impl Checker {
             if !value.is_finite() {
                 self.fail(
                     &format!("force_model.coefficients.{name}"),
-                    format!("{value} is not finite"),
+                    format!("{} is not finite", short(*value)),
                     "a finite number in the coefficient's range",
                 );
             }
@@ -294,9 +419,7 @@ impl Checker {
 
     fn population(&mut self, s: &Scenario, i: usize, p: &PopulationSpec) {
         let f = format!("grains[{i}]");
-        if p.name.is_empty() {
-            self.fail(&format!("{f}.name"), "empty".into(), "a non-empty name");
-        }
+        self.name(&format!("{f}.name"), &p.name);
         if s.grains[..i].iter().any(|o| o.name == p.name) {
             self.fail(
                 &format!("{f}.name"),
@@ -318,11 +441,11 @@ impl Checker {
                 "4 to 10000 vertices",
             );
         }
-        self.positive_vec(&format!("{f}.semi_axes"), p.semi_axes);
+        self.semi_axes(&format!("{f}.semi_axes"), p.semi_axes);
         if !(p.size_spread.is_finite() && (0.0..=0.9).contains(&p.size_spread)) {
             self.fail(
                 &format!("{f}.size_spread"),
-                format!("{} is not allowed", p.size_spread),
+                format!("{} is not allowed", short(p.size_spread)),
                 "a relative spread in [0, 0.9]",
             );
         }
@@ -342,8 +465,11 @@ impl Checker {
                 &names(s.materials.iter().map(|m| m.name.as_str())),
             );
         }
-        if let Some(v) = p.velocity {
-            self.finite(&format!("{f}.velocity"), v);
+        if let Some(v) = p.velocity
+            && self.finite(&format!("{f}.velocity"), v)
+        {
+            let speed = (v.0 * v.0 + v.1 * v.1 + v.2 * v.2).sqrt();
+            self.travel(&format!("{f}.velocity"), "the grains", speed, s);
         }
         let f = format!("{f}.placement");
         match &p.placement {
@@ -360,7 +486,7 @@ impl Checker {
                 {
                     self.fail(
                         &format!("{f}.gap"),
-                        format!("{g} is not allowed"),
+                        format!("{} is not allowed", short(*g)),
                         "a gap in [0, 10]",
                     );
                 }
@@ -369,7 +495,7 @@ impl Checker {
                 {
                     self.fail(
                         &format!("{f}.jitter"),
-                        format!("{j} is not allowed"),
+                        format!("{} is not allowed", short(*j)),
                         "a jitter in [0, 1]",
                     );
                 }
@@ -384,7 +510,7 @@ impl Checker {
                 if self.positive(&format!("{f}.rate"), *rate) && *rate > 1e6 {
                     self.fail(
                         &format!("{f}.rate"),
-                        format!("{rate} grains/s"),
+                        format!("{} grains/s", short(*rate)),
                         "at most 10^6 grains per second",
                     );
                 }
@@ -418,13 +544,15 @@ impl Checker {
                 rotation,
             } => {
                 self.finite(&format!("{f}.center"), *center);
-                self.positive_vec(&format!("{f}.size"), *size);
+                for (axis, x) in ["x", "y", "z"].iter().zip([size.0, size.1, size.2]) {
+                    self.length(&format!("{f}.size.{axis}"), x);
+                }
                 if let Some(r) = rotation {
                     self.direction(&format!("{f}.rotation.axis"), r.axis);
                     if !r.angle_deg.is_finite() {
                         self.fail(
                             &format!("{f}.rotation.angle_deg"),
-                            format!("{}", r.angle_deg),
+                            short(r.angle_deg),
                             "a finite angle",
                         );
                     }
@@ -437,7 +565,7 @@ impl Checker {
                 open,
             } => {
                 self.region(&f, *min, *max);
-                self.positive(&format!("{f}.thickness"), *thickness);
+                self.length(&format!("{f}.thickness"), *thickness);
                 for (k, side) in open.iter().enumerate() {
                     if !["x_min", "x_max", "y_min", "y_max"].contains(&side.as_str()) {
                         self.fail(
@@ -458,31 +586,35 @@ impl Checker {
                 kind,
             } => {
                 self.finite(&format!("{f}.center"), *center);
-                if self.positive(&format!("{f}.orifice"), *orifice) {
+                if self.length(&format!("{f}.orifice"), *orifice) {
                     let largest = largest_grain_diameter(s);
-                    if largest.is_finite() && *orifice <= largest {
+                    if sizes_valid(s) && *orifice <= largest {
                         self.fail(
                             &format!("{f}.orifice"),
                             format!(
-                                "{orifice} m is not wider than the largest grain ({largest:.4} m across)"
+                                "{} m is not wider than the largest grain ({} m across)",
+                                short(*orifice),
+                                short(largest)
                             ),
                             "an orifice wider than the largest grain (several grain diameters for steady flow)",
                         );
                     }
                 }
-                if !(wall_angle_deg.is_finite() && *wall_angle_deg > 0.0 && *wall_angle_deg < 90.0)
+                if !(wall_angle_deg.is_finite()
+                    && (HOPPER_ANGLE_RANGE.0..=HOPPER_ANGLE_RANGE.1).contains(wall_angle_deg))
                 {
                     self.fail(
                         &format!("{f}.wall_angle_deg"),
-                        format!("{wall_angle_deg}° is not allowed"),
-                        "an angle to the horizontal in (0°, 90°)",
+                        format!("{}° is not allowed", short(*wall_angle_deg)),
+                        "an angle to the horizontal from 1° to 89°",
                     );
                 }
-                self.positive(&format!("{f}.height"), *height);
+                self.length(&format!("{f}.height"), *height);
                 if *kind == HopperKind::Wedge {
-                    self.positive(&format!("{f}.depth"), *depth);
+                    self.length(&format!("{f}.depth"), *depth);
                 }
-                self.positive(&format!("{f}.thickness"), *thickness);
+                self.length(&format!("{f}.thickness"), *thickness);
+                self.hopper_holds_grains(&f, *center, *orifice, *kind, s);
             }
             WallShape::Drum {
                 center,
@@ -494,9 +626,9 @@ impl Checker {
             } => {
                 self.finite(&format!("{f}.center"), *center);
                 self.direction(&format!("{f}.axis"), *axis);
-                self.positive(&format!("{f}.radius"), *radius);
-                self.positive(&format!("{f}.length"), *length);
-                self.positive(&format!("{f}.thickness"), *thickness);
+                self.length(&format!("{f}.radius"), *radius);
+                self.length(&format!("{f}.length"), *length);
+                self.length(&format!("{f}.thickness"), *thickness);
                 if !(6..=720).contains(segments) {
                     self.fail(
                         &format!("{f}.segments"),
@@ -508,7 +640,8 @@ impl Checker {
         }
     }
 
-    fn motion(&mut self, f: &str, m: &MotionSpec) {
+    fn motion(&mut self, f: &str, m: &MotionSpec, shape: &WallShape, s: &Scenario) {
+        let dt = s.time.dt;
         match m {
             MotionSpec::Fixed => {}
             MotionSpec::Oscillate {
@@ -518,10 +651,32 @@ impl Checker {
                 phase,
             } => {
                 self.direction(&format!("{f}.direction"), *direction);
-                self.non_negative(&format!("{f}.amplitude"), *amplitude);
-                self.positive(&format!("{f}.frequency"), *frequency);
+                let amplitude_ok = self.non_negative(&format!("{f}.amplitude"), *amplitude);
+                if amplitude_ok && *amplitude > MAX_COORDINATE {
+                    self.fail(
+                        &format!("{f}.amplitude"),
+                        format!("{} m is not allowed", short(*amplitude)),
+                        "an amplitude ≤ 10^6 m",
+                    );
+                }
+                let frequency_ok = self.positive(&format!("{f}.frequency"), *frequency);
+                if frequency_ok && dt > 0.0 && frequency * dt > 1.0 / MIN_STEPS_PER_PERIOD {
+                    self.fail(
+                        &format!("{f}.frequency"),
+                        format!(
+                            "{} Hz is {} steps of {} s per period",
+                            short(*frequency),
+                            short(1.0 / (frequency * dt)),
+                            short(dt)
+                        ),
+                        "at least 20 time steps per period (frequency ≤ 1 / (20 time.dt))",
+                    );
+                } else if amplitude_ok && frequency_ok {
+                    let speed = amplitude * std::f64::consts::TAU * frequency;
+                    self.travel(&format!("{f}.amplitude"), "the wall's plates", speed, s);
+                }
                 if !phase.is_finite() {
-                    self.fail(&format!("{f}.phase"), format!("{phase}"), "a finite phase");
+                    self.fail(&format!("{f}.phase"), short(*phase), "a finite phase");
                 }
             }
             MotionSpec::Rotate {
@@ -531,13 +686,65 @@ impl Checker {
             } => {
                 self.direction(&format!("{f}.axis"), *axis);
                 self.finite(&format!("{f}.center"), *center);
+                let field = format!("{f}.angular_velocity");
                 if !angular_velocity.is_finite() {
+                    self.fail(&field, short(*angular_velocity), "a finite rate");
+                } else if dt > 0.0
+                    && angular_velocity.abs() * dt > std::f64::consts::TAU / MIN_STEPS_PER_PERIOD
+                {
                     self.fail(
-                        &format!("{f}.angular_velocity"),
-                        format!("{angular_velocity}"),
-                        "a finite rate",
+                        &field,
+                        format!(
+                            "{} rad/s turns {} rad per step of {} s",
+                            short(*angular_velocity),
+                            short(angular_velocity.abs() * dt),
+                            short(dt)
+                        ),
+                        "at least 20 time steps per turn",
                     );
+                } else {
+                    let speed = angular_velocity.abs() * reach(shape, *center);
+                    self.travel(&field, "the wall's plates", speed, s);
                 }
+            }
+        }
+    }
+
+    /// A hopper must hold the grains poured or placed above it: a population whose region
+    /// lies above the orifice and fits through it falls out without touching the hopper.
+    fn hopper_holds_grains(
+        &mut self,
+        f: &str,
+        center: Vec3,
+        orifice: f64,
+        kind: HopperKind,
+        s: &Scenario,
+    ) {
+        if !(orifice.is_finite() && orifice > 0.0) {
+            return;
+        }
+        let half = orifice / 2.0;
+        let within = |lo: f64, hi: f64, c: f64| c - half <= lo && hi <= c + half;
+        for p in &s.grains {
+            let (Placement::Lattice { min, max, .. } | Placement::Pour { min, max, .. }) =
+                &p.placement
+            else {
+                continue;
+            };
+            let through = min.2 >= center.2
+                && within(min.0, max.0, center.0)
+                && (kind == HopperKind::Wedge || within(min.1, max.1, center.1));
+            if through {
+                self.fail(
+                    &format!("{f}.orifice"),
+                    format!(
+                        "{} m is wider than the region of population '{}' above it ({} m across): its grains fall through without touching the hopper",
+                        short(orifice),
+                        p.name,
+                        short(max.0 - min.0)
+                    ),
+                    "an orifice narrower than the region the grains start in above it",
+                );
             }
         }
     }
@@ -563,18 +770,18 @@ impl Checker {
                     if gn > 0.0 && cos.abs() > 1e-6 {
                         self.fail(
                             &format!("{f}.direction"),
-                            format!("{direction:?} is not horizontal"),
+                            format!("{} is not horizontal", vec(*direction)),
                             "a direction perpendicular to gravity",
                         );
                     }
                 }
                 if !floor.is_finite() {
-                    self.fail(&format!("{f}.floor"), format!("{floor}"), "a finite height");
+                    self.fail(&format!("{f}.floor"), short(*floor), "a finite height");
                 }
                 if !(range.0.is_finite() && range.1.is_finite() && range.0 < range.1) {
                     self.fail(
                         &format!("{f}.range"),
-                        format!("{range:?}"),
+                        format!("({}, {})", short(range.0), short(range.1)),
                         "(from, to) with from < to",
                     );
                 }
@@ -607,14 +814,20 @@ impl Checker {
                     ),
                     Some(_) => {}
                 }
-                if let Some(name) = intruder
-                    && !s.grains.iter().any(|p| &p.name == name)
-                {
-                    self.fail(
-                        &format!("{f}.intruder"),
-                        format!("no population named '{name}'"),
-                        &names(s.grains.iter().map(|p| p.name.as_str())),
-                    );
+                if let Some(name) = intruder {
+                    match s.grains.iter().find(|p| &p.name == name) {
+                        None => self.fail(
+                            &format!("{f}.intruder"),
+                            format!("no population named '{name}'"),
+                            &names(s.grains.iter().map(|p| p.name.as_str())),
+                        ),
+                        Some(p) if p.count != 1 => self.fail(
+                            &format!("{f}.intruder"),
+                            format!("population '{name}' has {} grains", p.count),
+                            "a population of exactly one grain (count: 1)",
+                        ),
+                        Some(_) => {}
+                    }
                 }
                 self.region(f, *min, *max);
                 if let Some(n) = layers
@@ -634,7 +847,7 @@ impl Checker {
                 if !outlet_z.is_finite() {
                     self.fail(
                         &format!("{f}.outlet_z"),
-                        format!("{outlet_z}"),
+                        short(*outlet_z),
                         "a finite height",
                     );
                 }
@@ -645,8 +858,10 @@ impl Checker {
                         self.fail(
                             &format!("{f}.outlet_z"),
                             format!(
-                                "{outlet_z} m is not below the orifice of hopper '{}' at {} m",
-                                w.name, center.2
+                                "{} m is not below the orifice of hopper '{}' at {} m",
+                                short(*outlet_z),
+                                w.name,
+                                short(center.2)
                             ),
                             "a height below the hopper's orifice",
                         );
@@ -686,6 +901,87 @@ impl Checker {
             }
         }
     }
+}
+
+/// Whether every population's semi-axes and size spread are in range, so that grain sizes
+/// derived from them can be compared with other lengths without repeating their error.
+fn sizes_valid(s: &Scenario) -> bool {
+    !s.grains.is_empty()
+        && s.grains.iter().all(|p| {
+            let a = [p.semi_axes.0, p.semi_axes.1, p.semi_axes.2];
+            a.iter()
+                .all(|x| x.is_finite() && (SEMI_AXIS_RANGE.0..=SEMI_AXIS_RANGE.1).contains(x))
+                && p.size_spread.is_finite()
+                && (0.0..=0.9).contains(&p.size_spread)
+        })
+}
+
+/// The smallest grain diameter the populations can produce: twice the shortest semi-axis
+/// at the smallest size factor (infinite without populations).
+#[must_use]
+pub fn smallest_grain_diameter(s: &Scenario) -> f64 {
+    s.grains
+        .iter()
+        .map(|p| {
+            let a = p.semi_axes;
+            2.0 * a.0.min(a.1).min(a.2) * (1.0 - p.size_spread.clamp(0.0, 0.9))
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// An upper bound of the distance from `center` to the points of a wall's shape: the
+/// radius its fastest point sweeps when it turns about `center`. A plane's is taken at its
+/// given point.
+fn reach(shape: &WallShape, center: Vec3) -> f64 {
+    let from = |p: Vec3| {
+        let d = (p.0 - center.0, p.1 - center.1, p.2 - center.2);
+        (d.0 * d.0 + d.1 * d.1 + d.2 * d.2).sqrt()
+    };
+    let norm = |v: Vec3| (v.0 * v.0 + v.1 * v.1 + v.2 * v.2).sqrt();
+    match shape {
+        WallShape::Plane { point, .. } => from(*point),
+        WallShape::Slab {
+            center: c, size, ..
+        } => from(*c) + norm(*size),
+        WallShape::Box {
+            min,
+            max,
+            thickness,
+            ..
+        } => {
+            let mid = (
+                (min.0 + max.0) / 2.0,
+                (min.1 + max.1) / 2.0,
+                (min.2 + max.2) / 2.0,
+            );
+            let diagonal = (max.0 - min.0, max.1 - min.1, max.2 - min.2);
+            from(mid) + norm(diagonal) + 2.0 * thickness
+        }
+        WallShape::Hopper {
+            center: c,
+            orifice,
+            wall_angle_deg,
+            height,
+            depth,
+            thickness,
+            ..
+        } => {
+            let spread = height / wall_angle_deg.to_radians().tan();
+            from(*c) + orifice + 2.0 * spread + height + depth + 2.0 * thickness
+        }
+        WallShape::Drum {
+            center: c,
+            radius,
+            length,
+            thickness,
+            ..
+        } => from(*c) + radius.hypot(length / 2.0) + 2.0 * thickness,
+    }
+}
+
+/// A vector in messages: three short numbers.
+fn vec(v: Vec3) -> String {
+    format!("({}, {}, {})", short(v.0), short(v.1), short(v.2))
 }
 
 /// The largest grain diameter the populations can produce: twice the longest semi-axis

@@ -83,7 +83,7 @@ pub enum ForceModelError {
         doc: &'static str,
     },
     /// A coefficient is out of range.
-    #[error("force model '{model}': coefficient '{name}' = {value} is invalid; allowed: {allowed}")]
+    #[error("force model '{model}': coefficient '{name}' = {} is invalid; allowed: {allowed}", shown(*value))]
     InvalidCoefficient {
         /// The model.
         model: String,
@@ -97,6 +97,16 @@ pub enum ForceModelError {
     /// Two models registered under one name.
     #[error("a force model named '{0}' is already registered")]
     Duplicate(String),
+}
+
+/// A coefficient in a message: shortest round-trip digits, in exponent notation outside
+/// [1e-4, 1e6) so that 1e300 is not printed as three hundred digits.
+fn shown(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e6).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
 }
 
 fn positive(x: f64) -> bool {
