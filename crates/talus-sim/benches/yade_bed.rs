@@ -1,0 +1,194 @@
+//! A full step on a settled bed that another code made: 500 random convex polyhedra (26
+//! vertices on average) settled by Yade 2023.02a in an open box of five half-spaces
+//! (`shared/beds/yade_bed_500.json.gz`, format in the README beside it), stepped with
+//! talus' `volumetric_yade` law and Yade's coefficients (k_n = 5e8 N/m³, k_s = 5e3,
+//! friction angle 0.5 rad). The bed's own dt may exceed talus' critical step, so the step is
+//! 0.9 of the critical one. Printed first: the coordination number, grain-steps/s and the share of
+//! each stage with 1 and 2 threads; criterion then reports the time per step.
+//!
+//! Run with `cargo bench -p talus-sim --bench yade_bed`; `TALUS_BED=path` reads another bed
+//! of the same format.
+
+use std::hint::black_box;
+use std::io::Read;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::{BenchmarkId, Criterion};
+use serde_json::Value;
+use talus_geom::ConvexPolyhedron;
+use talus_geom::Pose;
+use talus_geom::glam::{DQuat, DVec3};
+use talus_sim::force::{Coefficients, ForceModelRegistry};
+use talus_sim::material::Material;
+use talus_sim::wall::{Motion, Wall, WallGeometry};
+use talus_sim::{GrainDesc, SimParams, World};
+
+/// Steps whose stage times are averaged for the printed shares.
+const SHARE_STEPS: usize = 200;
+
+fn bed_path() -> PathBuf {
+    std::env::var_os("TALUS_BED").map_or_else(
+        || {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../../../shared/beds/yade_bed_500.json.gz")
+        },
+        PathBuf::from,
+    )
+}
+
+fn vec3(v: &Value) -> DVec3 {
+    let c = |i: usize| v[i].as_f64().expect("a number");
+    DVec3::new(c(0), c(1), c(2))
+}
+
+/// The world of the bed: its grains at their poses and velocities, its walls, Yade's law.
+fn yade_bed() -> World {
+    let path = bed_path();
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&path).expect("the bed file"))
+        .read_to_string(&mut text)
+        .expect("a gzip file");
+    let bed: Value = serde_json::from_str(&text).expect("JSON");
+    // A tiny step while the grains are added (each is checked against the critical step);
+    // the step is set from talus' critical one once all are in.
+    let mut world = World::new(SimParams {
+        dt: 1e-9,
+        gravity: vec3(&bed["gravity"]),
+        margin: 2e-4,
+        ..SimParams::default()
+    })
+    .expect("world");
+    let material = &bed["material"];
+    let rock = world
+        .add_material(
+            Material::new("yade", material["density"].as_f64().expect("density"))
+                .expect("material"),
+        )
+        .expect("material");
+    let young = material["young"].as_f64().expect("young");
+    let poisson = material["poisson"].as_f64().expect("poisson");
+    // Yade's law between two grains of one material: the stiffnesses in series.
+    let coefficients = Coefficients::from([
+        ("kn", young / 2.0),
+        ("ks", young * poisson / 2.0),
+        (
+            "friction_angle",
+            material["friction_angle"].as_f64().expect("friction angle"),
+        ),
+    ]);
+    world
+        .set_force_model(
+            ForceModelRegistry::default()
+                .build("volumetric_yade", &coefficients)
+                .expect("model"),
+        )
+        .expect("force model");
+    for wall in bed["walls"].as_array().expect("walls") {
+        let axis = wall["axis"].as_u64().expect("axis") as usize;
+        let sense = wall["sense"].as_f64().expect("sense");
+        let mut normal = DVec3::ZERO;
+        normal[axis] = sense;
+        world.add_wall(
+            Wall::new(
+                "wall",
+                WallGeometry::HalfSpace { normal },
+                Pose::from_translation(vec3(&wall["position"])),
+                Motion::Fixed,
+                None,
+            )
+            .expect("wall"),
+        );
+    }
+    for (i, grain) in bed["grains"].as_array().expect("grains").iter().enumerate() {
+        let points: Vec<DVec3> = grain["vertices_local"]
+            .as_array()
+            .expect("vertices")
+            .iter()
+            .map(vec3)
+            .collect();
+        let poly = ConvexPolyhedron::from_points(&points).expect("a convex grain");
+        let id = world
+            .add_shape(&format!("yade-{i}"), &poly, None)
+            .expect("shape");
+        let shape = world.shapes().get(id).expect("shape").clone();
+        let q = grain["orientation_wxyz"].as_array().expect("quaternion");
+        let w = |k: usize| q[k].as_f64().expect("a number");
+        let to_world = DQuat::from_xyzw(w(1), w(2), w(3), w(0)).normalize();
+        // talus keeps the shape in its principal frame: compose the rotations, and move the
+        // centre to talus' own centre of mass (Yade's origin is Yade's centre of mass).
+        let mut desc = GrainDesc::at_rest(
+            id,
+            rock,
+            vec3(&grain["position"]) + to_world * shape.input_center_of_mass,
+        );
+        desc.orientation = (to_world * shape.body_to_input).normalize();
+        desc.velocity = vec3(&grain["velocity"]);
+        desc.angular_velocity = vec3(&grain["angular_velocity"]);
+        world.add_grain(desc).expect("grain");
+    }
+    let dt = 0.9 * world.critical_time_step();
+    world.set_dt(dt).expect("dt");
+    println!(
+        "{} grains from {}, dt = {dt:.3e} s (0.9 of talus' critical step; the bed's own dt is {:e} s)",
+        world.grain_count(),
+        path.display(),
+        bed["dt"].as_f64().unwrap_or(f64::NAN)
+    );
+    world
+}
+
+fn main() {
+    let mut world = yade_bed();
+    let n = world.grain_count();
+    // The first steps find every contact afresh: not what a running simulation pays.
+    for _ in 0..50 {
+        world.step();
+    }
+    let mut criterion = Criterion::default().configure_from_args();
+    for threads in [1, 2] {
+        world.set_threads(threads).expect("threads");
+        let mut wall = Duration::ZERO;
+        let mut coordination = 0.0;
+        let mut stages = [Duration::ZERO; 6];
+        for _ in 0..SHARE_STEPS {
+            let start = std::time::Instant::now();
+            let s = *world.step();
+            wall += start.elapsed();
+            coordination += s.coordination;
+            for (total, stage) in stages
+                .iter_mut()
+                .zip([s.predict, s.bounds, s.broad, s.narrow, s.forces, s.correct])
+            {
+                *total += stage;
+            }
+        }
+        let sum: Duration = stages.iter().sum();
+        let share = |d: Duration| 100.0 * d.as_secs_f64() / sum.as_secs_f64();
+        println!(
+            "yade bed, {threads} thread(s): {:.0} grain-steps/s, coordination {:.2}, stages %: predict {:.1} bounds {:.1} broad {:.1} narrow {:.1} forces {:.1} correct {:.1}",
+            n as f64 * SHARE_STEPS as f64 / wall.as_secs_f64(),
+            coordination / SHARE_STEPS as f64,
+            share(stages[0]),
+            share(stages[1]),
+            share(stages[2]),
+            share(stages[3]),
+            share(stages[4]),
+            share(stages[5])
+        );
+        let mut group = criterion.benchmark_group("yade_bed_step");
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(5));
+        group.bench_with_input(
+            BenchmarkId::new(format!("{threads}_threads"), n),
+            &n,
+            |b, _| {
+                b.iter(|| black_box(world.step().contacts));
+            },
+        );
+        group.finish();
+    }
+    criterion.final_summary();
+}
