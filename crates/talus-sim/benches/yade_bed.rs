@@ -115,14 +115,14 @@ fn yade_bed() -> World {
         let q = grain["orientation_wxyz"].as_array().expect("quaternion");
         let w = |k: usize| q[k].as_f64().expect("a number");
         let to_world = DQuat::from_xyzw(w(1), w(2), w(3), w(0)).normalize();
-        // talus keeps the shape in its principal frame: compose the rotations, and move the
-        // centre to talus' own centre of mass (Yade's origin is Yade's centre of mass).
+        // The world turns the shape from its principal frame into the frame it was given
+        // in; its centre of mass is talus' own (Yade's origin is Yade's, equal to round-off).
         let mut desc = GrainDesc::at_rest(
             id,
             rock,
             vec3(&grain["position"]) + to_world * shape.input_center_of_mass,
         );
-        desc.orientation = (to_world * shape.body_to_input).normalize();
+        desc.orientation = to_world;
         desc.velocity = vec3(&grain["velocity"]);
         desc.angular_velocity = vec3(&grain["angular_velocity"]);
         world.add_grain(desc).expect("grain");
