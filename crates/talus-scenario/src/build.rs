@@ -14,7 +14,7 @@ use talus_geom::generate::{ellipsoid_grain, rectangular_box};
 use talus_geom::glam::{DMat3, DQuat, DVec3};
 use talus_geom::{BoundingEllipsoid, Pose};
 use talus_sim::broad::BroadPhaseKind;
-use talus_sim::force::{Coefficients, ForceModelRegistry, critical_time_step};
+use talus_sim::force::{Coefficients, ForceModelRegistry};
 use talus_sim::integrate::IntegratorKind;
 use talus_sim::material::{Material, MaterialId};
 use talus_sim::shape::ShapeId;
@@ -168,6 +168,10 @@ pub fn build(
             &Coefficients(s.force_model.coefficients.clone()),
         )
         .map_err(|e| engine("force_model", e.to_string()))?;
+    // Set before any grain: the engine computes each kind of grain's critical time step.
+    world
+        .set_force_model(model)
+        .map_err(|e| engine("force_model", e.to_string()))?;
 
     for (i, m) in s.materials.iter().enumerate() {
         let material = Material::new(&m.name, m.density)
@@ -177,11 +181,9 @@ pub fn build(
             .map_err(|e| engine(&format!("materials[{i}]"), e.to_string()))?;
     }
 
-    // Shapes of every population, and the extremes the critical time step rests on.
+    // Shapes of every population, and the smallest critical time step of their kinds.
     let mut populations = Vec::with_capacity(s.grains.len());
-    // Mass, bounding radius and equivalent radius of every kind of grain, the basis of the
-    // critical time step (as the engine computes it).
-    let mut kinds: Vec<(f64, f64, f64)> = Vec::new();
+    let mut critical_dt = f64::INFINITY;
     for (p, spec) in s.grains.iter().enumerate() {
         let field = format!("grains[{p}]");
         let distinct = spec
@@ -192,7 +194,6 @@ pub fn build(
             .iter()
             .position(|m| m.name == spec.material)
             .unwrap_or(0);
-        let density = s.materials[material_index].density;
         let mut rng = ChaCha8Rng::seed_from_u64(s.seed);
         rng.set_stream(p as u64);
         let semi = v3(spec.semi_axes);
@@ -213,11 +214,10 @@ pub fn build(
                 .get(id)
                 .map_err(|e| engine(&field, e.to_string()))?;
             radius = radius.max(shape.radius);
-            kinds.push((
-                density * shape.volume,
-                shape.radius,
-                (0.75 * shape.volume / std::f64::consts::PI).cbrt(),
-            ));
+            let critical = world
+                .critical_time_step_of(id, MaterialId(material_index as u16))
+                .map_err(|e| engine(&field, e.to_string()))?;
+            critical_dt = critical_dt.min(critical);
             shapes.push(id);
         }
         populations.push(Population {
@@ -231,17 +231,6 @@ pub fn build(
             pour: None,
         });
     }
-    let critical_dt = kinds
-        .iter()
-        .map(|&(mass, radius, length)| {
-            critical_time_step(
-                model.as_ref(),
-                mass,
-                std::f64::consts::PI * radius * radius,
-                length,
-            )
-        })
-        .fold(f64::INFINITY, f64::min);
     if s.time.dt > critical_dt {
         return Err(invalid(
             "time.dt",
@@ -254,10 +243,6 @@ pub fn build(
             &format!("dt ≤ {critical_dt:.3e} s (or a softer stiffness)"),
         ));
     }
-    world
-        .set_force_model(model)
-        .map_err(|e| engine("force_model", e.to_string()))?;
-
     let mut walls = Vec::with_capacity(s.walls.len());
     for (i, spec) in s.walls.iter().enumerate() {
         let parts = build_walls(spec).map_err(|m| engine(&format!("walls[{i}]"), m))?;

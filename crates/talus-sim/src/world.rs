@@ -434,8 +434,7 @@ impl World {
             mass: material.density * shape.volume,
             principal: shape.unit_inertia * material.density,
         };
-        let equivalent_radius = (0.75 * shape.volume / std::f64::consts::PI).cbrt();
-        let kind = (inertia.mass, shape.radius, equivalent_radius);
+        let kind = grain_kind(&shape, material.density);
         let known = self.extremes.iter().any(|k| {
             k.0.to_bits() == kind.0.to_bits()
                 && k.1.to_bits() == kind.1.to_bits()
@@ -537,6 +536,33 @@ impl World {
     #[must_use]
     pub fn critical_time_step(&self) -> f64 {
         critical(self.force_model.as_deref(), &self.extremes)
+    }
+
+    /// The largest time step the force model allows for grains of `shape` and `material`:
+    /// the one place the critical step of a kind of grain is computed (infinite without a
+    /// model).
+    ///
+    /// # Errors
+    /// [`SimError::UnknownId`] for a shape or material the world does not have.
+    pub fn critical_time_step_of(
+        &self,
+        shape: ShapeId,
+        material: MaterialId,
+    ) -> Result<f64, SimError> {
+        let shape = self.shapes.get(shape)?;
+        let density = self
+            .materials
+            .get(material.0 as usize)
+            .ok_or(SimError::UnknownId {
+                kind: "material",
+                id: u32::from(material.0),
+                count: self.materials.len(),
+            })?
+            .density;
+        Ok(critical(
+            self.force_model.as_deref(),
+            &[grain_kind(shape, density)],
+        ))
     }
 
     pub(crate) fn check_time_step(
@@ -1127,6 +1153,13 @@ pub struct ContactReport {
 /// grain's equivalent radius, so each kind is taken with its own largest area; combining
 /// the lightest grain with the largest area of another kind would penalise every mixture
 /// of sizes (an intruder among small beads) for contacts that cannot occur.
+/// What the critical time step of a kind of grain depends on: its mass, its largest radius
+/// and its equivalent-sphere radius.
+fn grain_kind(shape: &Shape, density: f64) -> (f64, f64, f64) {
+    let equivalent_radius = (0.75 * shape.volume / std::f64::consts::PI).cbrt();
+    (density * shape.volume, shape.radius, equivalent_radius)
+}
+
 fn critical(model: Option<&dyn ForceModel>, extremes: &[(f64, f64, f64)]) -> f64 {
     let Some(model) = model else {
         return f64::INFINITY;

@@ -292,3 +292,40 @@ fn changing_dt_keeps_the_motion() {
     assert!((w.grain(id).unwrap().pose.position - x).length() < 1e-12);
     let _ = Load::default();
 }
+
+#[test]
+fn the_critical_time_step_of_a_kind_of_grain_is_the_worlds_for_that_grain() {
+    // A unit cube of quartz under the volumetric law k V / ℓ: its stiffness against a
+    // contact of the cube's circumscribed disc (radius √3/2) over its equivalent-sphere
+    // radius, K = k π r² / ℓ, and the step 0.1 π √(m / 2K): a tenth of the duration of a
+    // collision of two such cubes (design §5).
+    let (mut w, cube, quartz) = world(SimParams::default());
+    w.set_force_model(
+        talus_sim::force::ForceModelRegistry::default()
+            .build(
+                "volumetric",
+                &talus_sim::force::Coefficients::from([("stiffness", 1e6)]),
+            )
+            .unwrap(),
+    )
+    .unwrap();
+    let mass = 2650.0;
+    let radius: f64 = 3.0_f64.sqrt() / 2.0;
+    let equivalent = (0.75 / std::f64::consts::PI).cbrt();
+    let stiffness = 1e6 * std::f64::consts::PI * radius * radius / equivalent;
+    let expected = 0.1 * std::f64::consts::PI * (0.5 * mass / stiffness).sqrt();
+    let of_kind = w.critical_time_step_of(cube, quartz).unwrap();
+    assert!(
+        (of_kind / expected - 1.0).abs() < 1e-12,
+        "{of_kind} vs {expected}"
+    );
+    // Without grains the world's own step is unbounded; with one cube it is the cube's.
+    assert_eq!(w.critical_time_step(), f64::INFINITY);
+    w.add_grain(GrainDesc::at_rest(cube, quartz, DVec3::ZERO))
+        .unwrap();
+    assert_eq!(w.critical_time_step().to_bits(), of_kind.to_bits());
+    assert!(matches!(
+        w.critical_time_step_of(ShapeId(7), quartz),
+        Err(SimError::UnknownId { .. })
+    ));
+}
