@@ -23,13 +23,48 @@ pub fn overlap_half_space(
     normal: DVec3,
     point: DVec3,
 ) -> Option<Overlap> {
+    WORKSPACE.with(|w| {
+        let mut w = w.borrow_mut();
+        let Workspace {
+            world,
+            height,
+            clipped,
+        } = &mut *w;
+        overlap_with(poly, pose, normal, point, world, height, clipped)
+    })
+}
+
+/// Buffers of [`overlap_half_space`], kept per thread so that a call allocates nothing once
+/// they have grown to the largest grain.
+#[derive(Default)]
+struct Workspace {
+    world: Vec<DVec3>,
+    height: Vec<f64>,
+    clipped: Vec<DVec3>,
+}
+
+thread_local! {
+    static WORKSPACE: std::cell::RefCell<Workspace> = std::cell::RefCell::default();
+}
+
+fn overlap_with(
+    poly: &ConvexPolyhedron,
+    pose: &Pose,
+    normal: DVec3,
+    point: DVec3,
+    world: &mut Vec<DVec3>,
+    height: &mut Vec<f64>,
+    clipped: &mut Vec<DVec3>,
+) -> Option<Overlap> {
     let rotation = pose.rotation_matrix();
-    let world: Vec<DVec3> = poly
-        .vertices()
-        .iter()
-        .map(|&v| rotation * v + pose.position)
-        .collect();
-    let height: Vec<f64> = world.iter().map(|&x| normal.dot(x - point)).collect();
+    world.clear();
+    world.extend(
+        poly.vertices()
+            .iter()
+            .map(|&v| rotation * v + pose.position),
+    );
+    height.clear();
+    height.extend(world.iter().map(|&x| normal.dot(x - point)));
     if height.iter().all(|&h| h >= 0.0) {
         return None;
     }
@@ -44,15 +79,15 @@ pub fn overlap_half_space(
     let mut six_volume = 0.0;
     let mut moment = DVec3::ZERO;
     let mut area = DVec3::ZERO;
-    let mut clipped: Vec<DVec3> = Vec::with_capacity(16);
     for f in 0..poly.faces().len() {
         clipped.clear();
-        let corners: Vec<u32> = poly.face_vertices(f).collect();
-        for k in 0..corners.len() {
-            let (i, j) = (
-                corners[k] as usize,
-                corners[(k + 1) % corners.len()] as usize,
-            );
+        // Each edge (i, j) of the face in turn, the last one closing the loop.
+        let mut corners = poly.face_vertices(f);
+        let Some(first) = corners.next() else {
+            continue;
+        };
+        let mut i = first as usize;
+        let mut clip_edge = |i: usize, j: usize| {
             let (hi, hj) = (height[i], height[j]);
             if hi <= 0.0 {
                 clipped.push(world[i]);
@@ -60,11 +95,16 @@ pub fn overlap_half_space(
             if (hi < 0.0 && hj > 0.0) || (hi > 0.0 && hj < 0.0) {
                 clipped.push(world[i] + (world[j] - world[i]) * (hi / (hi - hj)));
             }
+        };
+        for j in corners {
+            clip_edge(i, j as usize);
+            i = j as usize;
         }
+        clip_edge(i, first as usize);
         if clipped.len() < 3 {
             continue;
         }
-        area += polygon_area_vector(&clipped);
+        area += polygon_area_vector(clipped);
         let p0 = clipped[0] - reference;
         for k in 1..clipped.len() - 1 {
             let (p, q) = (clipped[k] - reference, clipped[k + 1] - reference);

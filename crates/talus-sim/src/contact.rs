@@ -13,7 +13,7 @@ use talus_geom::{
 };
 
 use crate::broad::{PairEvents, ProxyPair};
-use crate::force::{ContactInput, ForceModel};
+use crate::force::{ContactInput, ForceModel, MAX_HISTORY};
 
 /// One body as the contact stage sees it this step.
 #[derive(Debug, Clone, Copy)]
@@ -56,7 +56,39 @@ pub(crate) struct Contact {
     pub pair: ProxyPair,
     pub features: FeatureCache,
     pub touching: bool,
-    pub history: Box<[f64]>,
+    pub history: History,
+}
+
+/// A force model's history of one contact, inline: the first `len` values count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct History {
+    values: [f64; MAX_HISTORY],
+    len: u8,
+}
+
+impl History {
+    /// `len` zeros; `len` is at most [`MAX_HISTORY`] (checked when the model is set).
+    pub fn zeros(len: usize) -> History {
+        History {
+            values: [0.0; MAX_HISTORY],
+            len: len.min(MAX_HISTORY) as u8,
+        }
+    }
+
+    /// The values of `slice`, or `None` if there are more than [`MAX_HISTORY`].
+    pub fn from_slice(slice: &[f64]) -> Option<History> {
+        let mut h = History::zeros(slice.len());
+        h.values.get_mut(..slice.len())?.copy_from_slice(slice);
+        Some(h)
+    }
+
+    pub fn as_slice(&self) -> &[f64] {
+        &self.values[..usize::from(self.len)]
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [f64] {
+        &mut self.values[..usize::from(self.len)]
+    }
 }
 
 /// The force a contact transmits this step.
@@ -71,22 +103,29 @@ pub(crate) struct ContactForce {
 }
 
 /// Brings the contact list in line with the broad phase's events: the ended pairs leave,
-/// the started ones join with fresh caches; the list stays sorted.
-pub(crate) fn apply_events(contacts: &mut Vec<Contact>, events: &PairEvents, history_len: usize) {
+/// the started ones join with fresh caches; the list stays sorted. The merge writes into
+/// `spare` and swaps it in, so both lists keep their memory from step to step.
+pub(crate) fn apply_events(
+    contacts: &mut Vec<Contact>,
+    spare: &mut Vec<Contact>,
+    events: &PairEvents,
+    history_len: usize,
+) {
     if events.started.is_empty() && events.ended.is_empty() {
         return;
     }
     let mut ended = events.ended.iter().peekable();
     let mut started = events.started.iter().peekable();
-    let old = std::mem::take(contacts);
-    contacts.reserve(old.len() + events.started.len());
+    std::mem::swap(contacts, spare);
+    contacts.clear();
+    contacts.reserve(spare.len() + events.started.len());
     let fresh = |pair: ProxyPair| Contact {
         pair,
         features: FeatureCache::default(),
         touching: false,
-        history: vec![0.0; history_len].into_boxed_slice(),
+        history: History::zeros(history_len),
     };
-    for c in old {
+    for c in spare.drain(..) {
         while let Some(&&s) = started.peek() {
             if s < c.pair {
                 contacts.push(fresh(s));
@@ -141,7 +180,7 @@ pub(crate) fn evaluate(
     };
     let new_contact = !contact.touching;
     if new_contact {
-        contact.history.iter_mut().for_each(|h| *h = 0.0);
+        contact.history.as_mut_slice().fill(0.0);
         contact.touching = true;
     }
     let effective_mass = match (a.mass.is_finite(), b.mass.is_finite()) {
@@ -162,7 +201,7 @@ pub(crate) fn evaluate(
         dt,
         new_contact,
     };
-    let force_on_b = model.force(&input, &mut contact.history);
+    let force_on_b = model.force(&input, contact.history.as_mut_slice());
     let depth = if overlap.area > 0.0 {
         overlap.volume / overlap.area
     } else {
@@ -194,20 +233,21 @@ mod tests {
 
     #[test]
     fn events_merge_into_a_sorted_list() {
-        let mut contacts = Vec::new();
+        let (mut contacts, mut spare) = (Vec::new(), Vec::new());
         let mut events = PairEvents {
             started: pairs(&[(0, 1), (0, 3), (2, 5)]),
             ended: vec![],
         };
-        apply_events(&mut contacts, &events, 3);
-        contacts[1].history[0] = 7.0;
+        apply_events(&mut contacts, &mut spare, &events, 3);
+        contacts[1].history.as_mut_slice()[0] = 7.0;
         events.started = pairs(&[(0, 2), (4, 5)]);
         events.ended = pairs(&[(0, 1), (2, 5)]);
-        apply_events(&mut contacts, &events, 3);
+        apply_events(&mut contacts, &mut spare, &events, 3);
         let got: Vec<ProxyPair> = contacts.iter().map(|c| c.pair).collect();
         assert_eq!(got, pairs(&[(0, 2), (0, 3), (4, 5)]));
         assert_eq!(
-            contacts[1].history[0], 7.0,
+            contacts[1].history.as_slice()[0],
+            7.0,
             "the surviving pair keeps its history"
         );
     }

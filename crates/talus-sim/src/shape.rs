@@ -35,6 +35,8 @@ pub struct Shape {
     pub ellipsoid: BoundingEllipsoid,
     /// Largest distance of a vertex from the centre of mass.
     pub radius: f64,
+    /// Radius of the sphere of equal volume: the grain's size in contact laws.
+    pub equivalent_radius: f64,
 }
 
 impl Shape {
@@ -73,6 +75,7 @@ impl Shape {
             .fold(0.0, f64::max);
         Ok(Shape {
             name: name.to_string(),
+            equivalent_radius: (0.75 * body_props.volume / std::f64::consts::PI).cbrt(),
             volume: body_props.volume,
             // The body frame is principal: the tensor is diagonal up to round-off.
             unit_inertia: DVec3::new(

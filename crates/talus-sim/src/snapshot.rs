@@ -23,7 +23,7 @@ use talus_geom::glam::DVec3;
 use talus_geom::{Aabb, ConvexPolyhedron, Feature, FeatureCache, Pose};
 
 use crate::broad::{PairEvents, ProxyPair};
-use crate::contact::Contact;
+use crate::contact::{Contact, History};
 use crate::error::SimError;
 use crate::integrate::{GearState, Inertia, IntegratorKind, Load, VerletState};
 use crate::material::MaterialId;
@@ -230,7 +230,7 @@ impl World {
                     pair: c.pair,
                     features: c.features,
                     touching: c.touching,
-                    history: c.history.to_vec(),
+                    history: c.history.as_slice().to_vec(),
                 })
                 .collect(),
             wall_loads: self.wall_loads.clone(),
@@ -318,7 +318,8 @@ impl World {
                 pair: c.pair,
                 features: c.features,
                 touching: c.touching,
-                history: c.history.into_boxed_slice(),
+                // Its length was checked against the model's, at most MAX_HISTORY.
+                history: History::from_slice(&c.history).unwrap_or(History::zeros(0)),
             })
             .collect();
         self.contact_forces.clear();

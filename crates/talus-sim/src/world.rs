@@ -27,15 +27,15 @@ use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{Aabb, ConvexPolyhedron, Pose};
 
 use crate::broad::{BroadPhase, BroadPhaseKind, PairEvents, ProxyPair};
-use crate::contact::{BodyView, Contact, ContactForce, Solid, apply_events, evaluate};
+use crate::contact::{BodyView, Contact, ContactForce, History, Solid, apply_events, evaluate};
 use crate::error::{SimError, finite, positive};
-use crate::force::{ForceModel, critical_time_step};
+use crate::force::{ForceModel, MAX_HISTORY, critical_time_step};
 use crate::integrate::{
     GearState, Inertia, IntegratorKind, Kinematics, Load, VerletState, angular_acceleration,
 };
 use crate::material::{Material, MaterialId};
 use crate::shape::{Shape, ShapeId, ShapeLibrary};
-use crate::wall::{Wall, WallGeometry, WallId};
+use crate::wall::{Wall, WallGeometry, WallId, WallState};
 
 /// Below this many pairs the contact stage runs on the calling thread.
 const PARALLEL_PAIRS: usize = 256;
@@ -215,6 +215,76 @@ pub struct FieldInput {
     pub time: f64,
 }
 
+/// One body as the contact stage sees it this step, by value (kept in a buffer reused
+/// from step to step); [`BodyViews::view`] adds its solid.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyState {
+    solid: SolidKey,
+    pose: Pose,
+    velocity: DVec3,
+    angular_velocity: DVec3,
+    mass: f64,
+    radius: f64,
+}
+
+impl BodyState {
+    const ABSENT: BodyState = BodyState {
+        solid: SolidKey::Absent,
+        pose: Pose::IDENTITY,
+        velocity: DVec3::ZERO,
+        angular_velocity: DVec3::ZERO,
+        mass: f64::INFINITY,
+        radius: f64::INFINITY,
+    };
+}
+
+/// Where a body's solid is found.
+#[derive(Debug, Clone, Copy)]
+enum SolidKey {
+    /// A grain of this shape.
+    Grain(ShapeId),
+    /// A wall with a polyhedral body.
+    Wall(u32),
+    /// A half-space with this outward normal (world frame).
+    HalfSpace(DVec3),
+    /// Nothing (a removed body).
+    Absent,
+}
+
+/// The bodies of the contact stage with what their solids are looked up in.
+struct BodyViews<'a> {
+    bodies: &'a [BodyState],
+    shapes: &'a ShapeLibrary,
+    walls: &'a [Wall],
+}
+
+impl BodyViews<'_> {
+    /// Body `proxy` with its solid.
+    fn view(&self, proxy: usize) -> BodyView<'_> {
+        let b = self.bodies[proxy];
+        let solid = match b.solid {
+            SolidKey::Grain(shape) => self
+                .shapes
+                .get(shape)
+                .map_or(Solid::Absent, |s| Solid::Polyhedron(&s.body)),
+            SolidKey::Wall(w) => match &self.walls[w as usize].geometry {
+                WallGeometry::Body(poly) => Solid::Polyhedron(poly),
+                WallGeometry::HalfSpace { .. } => Solid::Absent,
+            },
+            SolidKey::HalfSpace(normal) => Solid::HalfSpace(normal),
+            SolidKey::Absent => Solid::Absent,
+        };
+        BodyView {
+            solid,
+            pose: b.pose,
+            velocity: b.velocity,
+            angular_velocity: b.angular_velocity,
+            mass: b.mass,
+            radius: b.radius,
+        }
+    }
+}
+
 /// What a broad-phase proxy stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Body {
@@ -247,7 +317,13 @@ pub struct World {
     pub(crate) wall_loads: Vec<Load>,
     pub(crate) force_model: Option<Box<dyn ForceModel>>,
     pub(crate) contacts: Vec<Contact>,
+    /// The contact list's second buffer, for merging the broad phase's events.
+    pub(crate) spare_contacts: Vec<Contact>,
     pub(crate) contact_forces: Vec<Option<ContactForce>>,
+    /// Scratch: each proxy as the contact stage sees it, and each wall's state at the end
+    /// of the step; kept to reuse their memory.
+    pub(crate) bodies: Vec<BodyState>,
+    pub(crate) wall_states: Vec<WallState>,
     pub(crate) pool: rayon::ThreadPool,
     /// Mass, bounding radius and equivalent radius of every distinct kind of grain (shape
     /// and material) added so far: the basis of the critical time step.
@@ -288,7 +364,10 @@ impl World {
             wall_loads: Vec::new(),
             force_model: None,
             contacts: Vec::new(),
+            spare_contacts: Vec::new(),
             contact_forces: Vec::new(),
+            bodies: Vec::new(),
+            wall_states: Vec::new(),
             pool,
             extremes: Vec::new(),
             pending: Vec::new(),
@@ -517,8 +596,15 @@ impl World {
     pub fn set_force_model(&mut self, model: Box<dyn ForceModel>) -> Result<(), SimError> {
         self.check_time_step(self.params.dt, Some(model.as_ref()), &self.extremes)?;
         let len = model.history_len();
+        if len > MAX_HISTORY {
+            return Err(SimError::InvalidParameter {
+                name: "force model history",
+                value: format!("{len} values per contact for model '{}'", model.name()),
+                allowed: "at most 6 values per contact (force::MAX_HISTORY)",
+            });
+        }
         for c in &mut self.contacts {
-            c.history = vec![0.0; len].into_boxed_slice();
+            c.history = History::zeros(len);
             c.touching = false;
         }
         self.force_model = Some(model);
@@ -841,12 +927,14 @@ impl World {
         }
         // Walls where they are at the end of the step. A half-space's box is infinite along
         // its plane; it is cut to the region of the grains, which is all it can meet.
-        let wall_states: Vec<_> = self.walls.iter().map(|w| w.state(t_end)).collect();
+        self.wall_states.clear();
+        self.wall_states
+            .extend(self.walls.iter().map(|w| w.state(t_end)));
         for (w, wall) in self.walls.iter().enumerate() {
             let proxy = self.wall_proxy[w] as usize;
             self.boxes[proxy] = match grain_region {
                 Some(region) if wall.is_present(t_end) => {
-                    let b = wall.aabb(&wall_states[w].pose).inflated(margin);
+                    let b = wall.aabb(&self.wall_states[w].pose).inflated(margin);
                     Some(Aabb {
                         min: b.min.max(region.min),
                         max: b.max.min(region.max),
@@ -862,7 +950,7 @@ impl World {
         self.broad.update(&self.boxes, &mut self.events);
         let broad_done = Instant::now();
 
-        let (contacts, max_overlap_ratio, coordination) = self.contact_stage(&wall_states, dt);
+        let (contacts, max_overlap_ratio, coordination) = self.contact_stage(dt);
         let narrowed = Instant::now();
 
         for (slot, entry) in self.kinematics.iter().enumerate() {
@@ -927,11 +1015,7 @@ impl World {
     /// Narrow phase and contact forces for every pair of overlapping boxes, in parallel;
     /// the forces are summed into `loads` (grains) and `wall_loads` in pair order. Returns
     /// the number of contacts, the largest relative overlap depth and the coordination.
-    fn contact_stage(
-        &mut self,
-        wall_states: &[crate::wall::WallState],
-        dt: f64,
-    ) -> (usize, f64, f64) {
+    fn contact_stage(&mut self, dt: f64) -> (usize, f64, f64) {
         self.loads.iter_mut().for_each(|l| *l = Load::default());
         self.wall_loads
             .iter_mut()
@@ -941,54 +1025,52 @@ impl World {
             self.contact_forces.clear();
             return (0, 0.0, 0.0);
         };
-        apply_events(&mut self.contacts, &self.events, model.history_len());
+        apply_events(
+            &mut self.contacts,
+            &mut self.spare_contacts,
+            &self.events,
+            model.history_len(),
+        );
 
         // What each proxy is this step, at its evaluated pose and velocity.
         let shapes = &self.shapes;
         let ecs = &self.ecs;
-        let absent = BodyView {
-            solid: Solid::Absent,
-            pose: Pose::IDENTITY,
-            velocity: DVec3::ZERO,
-            angular_velocity: DVec3::ZERO,
-            mass: f64::INFINITY,
-            radius: f64::INFINITY,
-        };
-        let views: Vec<BodyView> = self
-            .proxies
-            .iter()
-            .map(|body| match *body {
+        let walls = &self.walls;
+        let wall_states = &self.wall_states;
+        let (slots, kinematics) = (&self.slots, &self.kinematics);
+        self.bodies.clear();
+        self.bodies
+            .extend(self.proxies.iter().map(|body| match *body {
                 Body::Grain(slot) => {
                     let (Some(entity), Some((k, inertia))) =
-                        (self.slots[slot as usize], self.kinematics[slot as usize])
+                        (slots[slot as usize], kinematics[slot as usize])
                     else {
-                        return absent;
+                        return BodyState::ABSENT;
                     };
-                    let Some(shape) = ecs
+                    let Some((shape, radius)) = ecs
                         .get::<&ShapeId>(entity)
                         .ok()
-                        .and_then(|id| shapes.get(*id).ok())
+                        .and_then(|id| shapes.get(*id).ok().map(|s| (*id, s.equivalent_radius)))
                     else {
-                        return absent;
+                        return BodyState::ABSENT;
                     };
-                    BodyView {
-                        solid: Solid::Polyhedron(&shape.body),
+                    BodyState {
+                        solid: SolidKey::Grain(shape),
                         pose: k.pose,
                         velocity: k.velocity,
                         angular_velocity: k.angular_velocity,
                         mass: inertia.mass,
-                        radius: (0.75 * shape.volume / std::f64::consts::PI).cbrt(),
+                        radius,
                     }
                 }
                 Body::Wall(w) => {
-                    let wall = &self.walls[w as usize];
                     let state = wall_states[w as usize];
-                    BodyView {
-                        solid: match &wall.geometry {
+                    BodyState {
+                        solid: match &walls[w as usize].geometry {
                             WallGeometry::HalfSpace { normal } => {
-                                Solid::HalfSpace(state.pose.rotation * *normal)
+                                SolidKey::HalfSpace(state.pose.rotation * *normal)
                             }
-                            WallGeometry::Body(poly) => Solid::Polyhedron(poly),
+                            WallGeometry::Body(_) => SolidKey::Wall(w),
                         },
                         pose: state.pose,
                         velocity: state.velocity,
@@ -997,25 +1079,29 @@ impl World {
                         radius: f64::INFINITY,
                     }
                 }
-            })
-            .collect();
-
+            }));
+        let views = BodyViews {
+            bodies: &self.bodies,
+            shapes,
+            walls,
+        };
         self.contact_forces.resize(self.contacts.len(), None);
         let views = &views;
         let one = |(contact, out): (&mut Contact, &mut Option<ContactForce>)| {
             let (a, b) = (
-                &views[contact.pair.a as usize],
-                &views[contact.pair.b as usize],
+                views.view(contact.pair.a as usize),
+                views.view(contact.pair.b as usize),
             );
             *out = if a.mass.is_finite() || b.mass.is_finite() {
-                evaluate(contact, a, b, model, dt)
+                evaluate(contact, &a, &b, model, dt)
             } else {
                 None
             };
         };
         // Each pair's result depends on that pair alone, so the split between threads
-        // changes nothing; few pairs are not worth waking the workers for.
-        if self.contacts.len() < PARALLEL_PAIRS {
+        // changes nothing; few pairs are not worth waking the workers for, and one worker
+        // is the calling thread (handing it the work would only cost a job allocation).
+        if self.contacts.len() < PARALLEL_PAIRS || self.pool.current_num_threads() == 1 {
             self.contacts
                 .iter_mut()
                 .zip(self.contact_forces.iter_mut())
@@ -1042,10 +1128,10 @@ impl World {
                 (contact.pair.a, -f.force_on_b),
                 (contact.pair.b, f.force_on_b),
             ] {
-                let view = &views[proxy as usize];
+                let position = self.bodies[proxy as usize].pose.position;
                 let load = Load {
                     force,
-                    torque: (f.point - view.pose.position).cross(force),
+                    torque: (f.point - position).cross(force),
                 };
                 match self.proxies[proxy as usize] {
                     Body::Grain(slot) => {
@@ -1156,8 +1242,11 @@ pub struct ContactReport {
 /// What the critical time step of a kind of grain depends on: its mass, its largest radius
 /// and its equivalent-sphere radius.
 fn grain_kind(shape: &Shape, density: f64) -> (f64, f64, f64) {
-    let equivalent_radius = (0.75 * shape.volume / std::f64::consts::PI).cbrt();
-    (density * shape.volume, shape.radius, equivalent_radius)
+    (
+        density * shape.volume,
+        shape.radius,
+        shape.equivalent_radius,
+    )
 }
 
 fn critical(model: Option<&dyn ForceModel>, extremes: &[(f64, f64, f64)]) -> f64 {

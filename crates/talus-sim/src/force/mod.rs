@@ -69,13 +69,18 @@ impl ContactInput {
     }
 }
 
+/// Most history values a force model may keep per contact: they are stored inline in the
+/// contact list, without a heap allocation per contact.
+pub const MAX_HISTORY: usize = 6;
+
 /// A contact force law.
 pub trait ForceModel: Send + Sync {
     /// The name the model is registered under.
     fn name(&self) -> &str;
 
     /// Number of history values the model keeps per contact (zero-initialised when a
-    /// contact starts, kept as long as the pair of grains stays in contact).
+    /// contact starts, kept as long as the pair of grains stays in contact); at most
+    /// [`MAX_HISTORY`].
     fn history_len(&self) -> usize;
 
     /// The force on the second grain of the pair, applied at the overlap's centroid.
