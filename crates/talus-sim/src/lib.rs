@@ -15,9 +15,11 @@ mod contact;
 mod error;
 pub mod force;
 pub mod integrate;
+mod kind;
 pub mod material;
 pub mod shape;
 pub mod snapshot;
+mod step;
 pub mod wall;
 mod world;
 

@@ -1,16 +1,7 @@
 //! The world: grains as hecs entities with small components, the shape library and the
-//! materials they refer to, the simulation parameters, and the step.
-//!
-//! A step is a fixed sequence of stages (design §2), each a loop over the grains:
-//! 1. *predict*: the integrator moves every grain to where forces are evaluated;
-//! 2. *bounds*: a bounding box per grain, by the min-max or the ellipsoid method (§4.1.3);
-//! 3. *broad*: the broad phase updates the overlapping pairs;
-//! 4. *narrow*: for every pair of overlapping boxes, the closest features and, when the
-//!    bodies penetrate, their overlap and the force model's force — in parallel over pairs,
-//!    summed per body in the fixed order of the sorted pair list;
-//! 5. *forces*: contact forces, gravity, the loads applied for this step and an optional
-//!    force field;
-//! 6. *correct*: the integrator completes the step with those loads.
+//! materials they refer to, the walls, the simulation parameters, and what the step keeps
+//! from one step to the next. The step itself is in `step.rs`, the kinds of grain (what
+//! the critical time step rests on) in `kind.rs`.
 //!
 //! Walls are bodies of infinite mass that take part in the broad and narrow phase; their
 //! pose at the end of each step comes from their motion law.
@@ -19,26 +10,24 @@
 //! removed. Per-slot arrays (boxes, loads) live beside the ECS, so every stage writes to a
 //! fixed place whatever order hecs visits the entities in: results do not depend on it.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hecs::Entity;
-use rayon::prelude::*;
 use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{Aabb, ConvexPolyhedron, Pose};
 
 use crate::broad::{BroadPhase, BroadPhaseKind, PairEvents, ProxyPair};
-use crate::contact::{BodyView, Contact, ContactForce, History, Solid, apply_events, evaluate};
+use crate::contact::{Contact, ContactForce, History};
 use crate::error::{SimError, finite, positive};
-use crate::force::{ForceModel, MAX_HISTORY, critical_time_step};
+use crate::force::{ForceModel, MAX_HISTORY};
 use crate::integrate::{
-    GearState, Inertia, IntegratorKind, Kinematics, Load, VerletState, angular_acceleration,
+    GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
 };
+use crate::kind::{critical, grain_kind};
 use crate::material::{Material, MaterialId};
 use crate::shape::{Shape, ShapeId, ShapeLibrary};
-use crate::wall::{Wall, WallGeometry, WallId, WallState};
-
-/// Below this many pairs the contact stage runs on the calling thread.
-const PARALLEL_PAIRS: usize = 256;
+use crate::step::BodyState;
+use crate::wall::{Wall, WallId, WallState};
 
 /// A grain, by its slot in the world.
 #[derive(
@@ -215,76 +204,6 @@ pub struct FieldInput {
     pub time: f64,
 }
 
-/// One body as the contact stage sees it this step, by value (kept in a buffer reused
-/// from step to step); [`BodyViews::view`] adds its solid.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct BodyState {
-    solid: SolidKey,
-    pose: Pose,
-    velocity: DVec3,
-    angular_velocity: DVec3,
-    mass: f64,
-    radius: f64,
-}
-
-impl BodyState {
-    const ABSENT: BodyState = BodyState {
-        solid: SolidKey::Absent,
-        pose: Pose::IDENTITY,
-        velocity: DVec3::ZERO,
-        angular_velocity: DVec3::ZERO,
-        mass: f64::INFINITY,
-        radius: f64::INFINITY,
-    };
-}
-
-/// Where a body's solid is found.
-#[derive(Debug, Clone, Copy)]
-enum SolidKey {
-    /// A grain of this shape.
-    Grain(ShapeId),
-    /// A wall with a polyhedral body.
-    Wall(u32),
-    /// A half-space with this outward normal (world frame).
-    HalfSpace(DVec3),
-    /// Nothing (a removed body).
-    Absent,
-}
-
-/// The bodies of the contact stage with what their solids are looked up in.
-struct BodyViews<'a> {
-    bodies: &'a [BodyState],
-    shapes: &'a ShapeLibrary,
-    walls: &'a [Wall],
-}
-
-impl BodyViews<'_> {
-    /// Body `proxy` with its solid.
-    fn view(&self, proxy: usize) -> BodyView<'_> {
-        let b = self.bodies[proxy];
-        let solid = match b.solid {
-            SolidKey::Grain(shape) => self
-                .shapes
-                .get(shape)
-                .map_or(Solid::Absent, |s| Solid::Polyhedron(&s.body)),
-            SolidKey::Wall(w) => match &self.walls[w as usize].geometry {
-                WallGeometry::Body(poly) => Solid::Polyhedron(poly),
-                WallGeometry::HalfSpace { .. } => Solid::Absent,
-            },
-            SolidKey::HalfSpace(normal) => Solid::HalfSpace(normal),
-            SolidKey::Absent => Solid::Absent,
-        };
-        BodyView {
-            solid,
-            pose: b.pose,
-            velocity: b.velocity,
-            angular_velocity: b.angular_velocity,
-            mass: b.mass,
-            radius: b.radius,
-        }
-    }
-}
-
 /// What a broad-phase proxy stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Body {
@@ -392,14 +311,9 @@ impl World {
         positive("dt", dt)?;
         self.check_time_step(dt, self.force_model.as_deref(), &self.extremes)?;
         let ratio = dt / self.params.dt;
-        for gear in self.ecs.query_mut::<&mut GearState>() {
-            let mut scale = 1.0;
-            for n in 0..5 {
-                scale *= ratio;
-                gear.position[n] *= scale;
-                gear.rotation[n] *= scale;
-            }
-        }
+        // A world holds the states of one scheme only; the other query finds nothing.
+        rescale::<GearState>(&mut self.ecs, ratio);
+        rescale::<VerletState>(&mut self.ecs, ratio);
         self.time_base = self.time();
         self.steps_since_base = 0;
         self.params.dt = dt;
@@ -731,8 +645,8 @@ impl World {
                 count: self.grain_count(),
             })?;
         let (velocity, angular_velocity) = match (gear, verlet, fresh) {
-            (Some(g), _, _) => (g.velocity(dt), g.angular_velocity(pose, dt)),
-            (_, Some(v), _) => (v.velocity, v.angular_velocity(pose, inertia)),
+            (Some(g), _, _) => g.velocities(pose, inertia, dt),
+            (_, Some(v), _) => v.velocities(pose, inertia, dt),
             (_, _, Some(f)) => (f.velocity, f.angular_velocity),
             _ => (DVec3::ZERO, DVec3::ZERO),
         };
@@ -853,10 +767,7 @@ impl World {
             + size_of::<Inertia>()
             + size_of::<ShapeId>()
             + size_of::<MaterialId>()
-            + match integrator {
-                IntegratorKind::Gear => size_of::<GearState>(),
-                IntegratorKind::Verlet => size_of::<VerletState>(),
-            };
+            + integrator.state_bytes();
         let per_slot = size_of::<Option<Entity>>()
             + size_of::<Option<Aabb>>()
             + size_of::<Body>()
@@ -864,350 +775,6 @@ impl World {
             + size_of::<Load>() * 2
             + size_of::<Option<(Kinematics, Inertia)>>();
         components + per_slot
-    }
-
-    /// One time step with gravity and the loads applied for it.
-    pub fn step(&mut self) -> &StepStats {
-        self.step_with(&mut |_| Load::default())
-    }
-
-    /// One time step with, in addition, the load `field` returns for each grain, evaluated
-    /// where the integrator evaluates forces (at the predicted state for Gear). `field` is
-    /// called once per grain in slot order.
-    pub fn step_with(&mut self, field: &mut dyn FnMut(&FieldInput) -> Load) -> &StepStats {
-        let dt = self.params.dt;
-        let gravity = self.params.gravity;
-        let t_end = self.time_base + (self.steps_since_base + 1) as f64 * dt;
-
-        let start = Instant::now();
-        self.start_fresh_grains(field);
-        match self.params.integrator {
-            IntegratorKind::Gear => {
-                for (slot, pose, gear, inertia) in
-                    self.ecs
-                        .query_mut::<(&Slot, &mut Pose, &mut GearState, &Inertia)>()
-                {
-                    self.kinematics[slot.0 as usize] = Some((gear.predict(pose, dt), *inertia));
-                }
-            }
-            IntegratorKind::Verlet => {
-                for (slot, pose, verlet, inertia) in
-                    self.ecs
-                        .query_mut::<(&Slot, &mut Pose, &mut VerletState, &Inertia)>()
-                {
-                    self.kinematics[slot.0 as usize] =
-                        Some((verlet.predict(pose, inertia, dt), *inertia));
-                }
-            }
-        }
-        let predicted = Instant::now();
-
-        let margin = self.params.margin;
-        let bounding = self.params.bounding;
-        let mut grain_region: Option<Aabb> = None;
-        for (slot, entity) in self.slots.iter().enumerate() {
-            if entity.is_none() {
-                self.boxes[self.grain_proxy[slot] as usize] = None;
-            }
-        }
-        for (slot, pose, shape) in self.ecs.query_mut::<(&Slot, &Pose, &ShapeId)>() {
-            let Ok(shape) = self.shapes.get(*shape) else {
-                continue;
-            };
-            let aabb = match bounding {
-                BoundingMethod::MinMax => shape.body.aabb(pose),
-                BoundingMethod::Ellipsoid => shape.ellipsoid.aabb(pose),
-            }
-            .inflated(margin);
-            self.boxes[self.grain_proxy[slot.0 as usize] as usize] = Some(aabb);
-            grain_region = Some(grain_region.map_or(aabb, |r| Aabb {
-                min: r.min.min(aabb.min),
-                max: r.max.max(aabb.max),
-            }));
-        }
-        // Walls where they are at the end of the step. A half-space's box is infinite along
-        // its plane; it is cut to the region of the grains, which is all it can meet.
-        self.wall_states.clear();
-        self.wall_states
-            .extend(self.walls.iter().map(|w| w.state(t_end)));
-        for (w, wall) in self.walls.iter().enumerate() {
-            let proxy = self.wall_proxy[w] as usize;
-            self.boxes[proxy] = match grain_region {
-                Some(region) if wall.is_present(t_end) => {
-                    let b = wall.aabb(&self.wall_states[w].pose).inflated(margin);
-                    Some(Aabb {
-                        min: b.min.max(region.min),
-                        max: b.max.min(region.max),
-                    })
-                    .filter(|b| b.min.cmple(b.max).all())
-                }
-                _ => None,
-            };
-        }
-        let bounded = Instant::now();
-
-        self.events.clear();
-        self.broad.update(&self.boxes, &mut self.events);
-        let broad_done = Instant::now();
-
-        let (contacts, max_overlap_ratio, coordination) = self.contact_stage(dt);
-        let narrowed = Instant::now();
-
-        for (slot, entry) in self.kinematics.iter().enumerate() {
-            let Some((kinematics, inertia)) = entry else {
-                continue;
-            };
-            let input = FieldInput {
-                id: GrainId(slot as u32),
-                kinematics: *kinematics,
-                inertia: *inertia,
-                time: t_end,
-            };
-            let mut load = field(&input);
-            load += self.pending[slot];
-            load.force += gravity * inertia.mass;
-            self.loads[slot] += load;
-        }
-        let forced = Instant::now();
-
-        match self.params.integrator {
-            IntegratorKind::Gear => {
-                for (slot, pose, gear, inertia) in
-                    self.ecs
-                        .query_mut::<(&Slot, &mut Pose, &mut GearState, &Inertia)>()
-                {
-                    let s = slot.0 as usize;
-                    if let Some((kinematics, _)) = &self.kinematics[s] {
-                        gear.correct(pose, &self.loads[s], inertia, kinematics, dt);
-                    }
-                }
-            }
-            IntegratorKind::Verlet => {
-                for (slot, verlet, inertia) in
-                    self.ecs.query_mut::<(&Slot, &mut VerletState, &Inertia)>()
-                {
-                    verlet.correct(&self.loads[slot.0 as usize], inertia, dt);
-                }
-            }
-        }
-        let corrected = Instant::now();
-
-        self.pending.iter_mut().for_each(|l| *l = Load::default());
-        self.steps_since_base += 1;
-        self.steps += 1;
-        self.stats = StepStats {
-            predict: predicted - start,
-            bounds: bounded - predicted,
-            broad: broad_done - bounded,
-            narrow: narrowed - broad_done,
-            forces: forced - narrowed,
-            correct: corrected - forced,
-            pairs: self.broad.pair_count(),
-            pairs_started: self.events.started.len(),
-            pairs_ended: self.events.ended.len(),
-            contacts,
-            coordination,
-            max_overlap_ratio,
-        };
-        &self.stats
-    }
-
-    /// Narrow phase and contact forces for every pair of overlapping boxes, in parallel;
-    /// the forces are summed into `loads` (grains) and `wall_loads` in pair order. Returns
-    /// the number of contacts, the largest relative overlap depth and the coordination.
-    fn contact_stage(&mut self, dt: f64) -> (usize, f64, f64) {
-        self.loads.iter_mut().for_each(|l| *l = Load::default());
-        self.wall_loads
-            .iter_mut()
-            .for_each(|l| *l = Load::default());
-        let Some(model) = self.force_model.as_deref() else {
-            self.contacts.clear();
-            self.contact_forces.clear();
-            return (0, 0.0, 0.0);
-        };
-        apply_events(
-            &mut self.contacts,
-            &mut self.spare_contacts,
-            &self.events,
-            model.history_len(),
-        );
-
-        // What each proxy is this step, at its evaluated pose and velocity.
-        let shapes = &self.shapes;
-        let ecs = &self.ecs;
-        let walls = &self.walls;
-        let wall_states = &self.wall_states;
-        let (slots, kinematics) = (&self.slots, &self.kinematics);
-        self.bodies.clear();
-        self.bodies
-            .extend(self.proxies.iter().map(|body| match *body {
-                Body::Grain(slot) => {
-                    let (Some(entity), Some((k, inertia))) =
-                        (slots[slot as usize], kinematics[slot as usize])
-                    else {
-                        return BodyState::ABSENT;
-                    };
-                    let Some((shape, radius)) = ecs
-                        .get::<&ShapeId>(entity)
-                        .ok()
-                        .and_then(|id| shapes.get(*id).ok().map(|s| (*id, s.equivalent_radius)))
-                    else {
-                        return BodyState::ABSENT;
-                    };
-                    BodyState {
-                        solid: SolidKey::Grain(shape),
-                        pose: k.pose,
-                        velocity: k.velocity,
-                        angular_velocity: k.angular_velocity,
-                        mass: inertia.mass,
-                        radius,
-                    }
-                }
-                Body::Wall(w) => {
-                    let state = wall_states[w as usize];
-                    BodyState {
-                        solid: match &walls[w as usize].geometry {
-                            WallGeometry::HalfSpace { normal } => {
-                                SolidKey::HalfSpace(state.pose.rotation * *normal)
-                            }
-                            WallGeometry::Body(_) => SolidKey::Wall(w),
-                        },
-                        pose: state.pose,
-                        velocity: state.velocity,
-                        angular_velocity: state.angular_velocity,
-                        mass: f64::INFINITY,
-                        radius: f64::INFINITY,
-                    }
-                }
-            }));
-        let views = BodyViews {
-            bodies: &self.bodies,
-            shapes,
-            walls,
-        };
-        self.contact_forces.resize(self.contacts.len(), None);
-        let views = &views;
-        let one = |(contact, out): (&mut Contact, &mut Option<ContactForce>)| {
-            let (a, b) = (
-                views.view(contact.pair.a as usize),
-                views.view(contact.pair.b as usize),
-            );
-            *out = if a.mass.is_finite() || b.mass.is_finite() {
-                evaluate(contact, &a, &b, model, dt)
-            } else {
-                None
-            };
-        };
-        // Each pair's result depends on that pair alone, so the split between threads
-        // changes nothing; few pairs are not worth waking the workers for, and one worker
-        // is the calling thread (handing it the work would only cost a job allocation).
-        if self.contacts.len() < PARALLEL_PAIRS || self.pool.current_num_threads() == 1 {
-            self.contacts
-                .iter_mut()
-                .zip(self.contact_forces.iter_mut())
-                .for_each(one);
-        } else {
-            self.pool.install(|| {
-                self.contacts
-                    .par_iter_mut()
-                    .zip(self.contact_forces.par_iter_mut())
-                    .with_min_len(64)
-                    .for_each(one);
-            });
-        }
-
-        // Sums in the fixed order of the pair list.
-        let mut count = 0;
-        let mut max_ratio: f64 = 0.0;
-        let mut grain_contacts = 0usize;
-        for (contact, out) in self.contacts.iter().zip(&self.contact_forces) {
-            let Some(f) = out else { continue };
-            count += 1;
-            max_ratio = max_ratio.max(f.depth_ratio);
-            for (proxy, force) in [
-                (contact.pair.a, -f.force_on_b),
-                (contact.pair.b, f.force_on_b),
-            ] {
-                let position = self.bodies[proxy as usize].pose.position;
-                let load = Load {
-                    force,
-                    torque: (f.point - position).cross(force),
-                };
-                match self.proxies[proxy as usize] {
-                    Body::Grain(slot) => {
-                        self.loads[slot as usize] += load;
-                        grain_contacts += 1;
-                    }
-                    Body::Wall(w) => self.wall_loads[w as usize] += load,
-                }
-            }
-        }
-        let grains = self.grain_count();
-        let coordination = if grains > 0 {
-            grain_contacts as f64 / grains as f64
-        } else {
-            0.0
-        };
-        (count, max_ratio, coordination)
-    }
-
-    /// Sets up the integrator state of grains added since the last step, from the forces
-    /// at their current state (gravity, the pending loads and the field), so that the
-    /// higher derivatives are consistent with them from the start.
-    fn start_fresh_grains(&mut self, field: &mut dyn FnMut(&FieldInput) -> Load) {
-        let dt = self.params.dt;
-        let mut fresh: Vec<(Entity, u32, Pose, Inertia, Fresh)> = self
-            .ecs
-            .query_mut::<(Entity, &Slot, &Pose, &Inertia, &Fresh)>()
-            .into_iter()
-            .map(|(e, slot, pose, inertia, f)| (e, slot.0, *pose, *inertia, *f))
-            .collect();
-        if fresh.is_empty() {
-            return;
-        }
-        fresh.sort_by_key(|f| f.1);
-        for (entity, slot, pose, inertia, f) in fresh {
-            let input = FieldInput {
-                id: GrainId(slot),
-                kinematics: Kinematics {
-                    pose,
-                    velocity: f.velocity,
-                    angular_velocity: f.angular_velocity,
-                },
-                inertia,
-                time: self.time(),
-            };
-            let mut load = field(&input);
-            load += self.pending[slot as usize];
-            load.force += self.params.gravity * inertia.mass;
-            // The entity was just listed by the query: these calls cannot fail.
-            let _ = self.ecs.remove_one::<Fresh>(entity);
-            let _ = match self.params.integrator {
-                IntegratorKind::Gear => {
-                    let acceleration = load.force / inertia.mass;
-                    let omega_dot = angular_acceleration(
-                        pose.rotation,
-                        inertia.principal,
-                        f.angular_velocity,
-                        load.torque,
-                    );
-                    let state = GearState::initial(
-                        &pose,
-                        f.velocity,
-                        f.angular_velocity,
-                        acceleration,
-                        omega_dot,
-                        dt,
-                    );
-                    self.ecs.insert_one(entity, state)
-                }
-                IntegratorKind::Verlet => {
-                    let state =
-                        VerletState::initial(&pose, &inertia, f.velocity, f.angular_velocity, load);
-                    self.ecs.insert_one(entity, state)
-                }
-            };
-        }
     }
 }
 
@@ -1239,26 +806,11 @@ pub struct ContactReport {
 /// grain's equivalent radius, so each kind is taken with its own largest area; combining
 /// the lightest grain with the largest area of another kind would penalise every mixture
 /// of sizes (an intruder among small beads) for contacts that cannot occur.
-/// What the critical time step of a kind of grain depends on: its mass, its largest radius
-/// and its equivalent-sphere radius.
-fn grain_kind(shape: &Shape, density: f64) -> (f64, f64, f64) {
-    (
-        density * shape.volume,
-        shape.radius,
-        shape.equivalent_radius,
-    )
-}
-
-fn critical(model: Option<&dyn ForceModel>, extremes: &[(f64, f64, f64)]) -> f64 {
-    let Some(model) = model else {
-        return f64::INFINITY;
-    };
-    extremes
-        .iter()
-        .map(|&(mass, radius, length)| {
-            critical_time_step(model, mass, std::f64::consts::PI * radius * radius, length)
-        })
-        .fold(f64::INFINITY, f64::min)
+/// Rescales the integrator states `I` of every grain to a time step `ratio` times the old.
+fn rescale<I: Integrator>(ecs: &mut hecs::World, ratio: f64) {
+    for state in ecs.query_mut::<&mut I>() {
+        state.rescale(ratio);
+    }
 }
 
 /// The worker pool of the contact stage.

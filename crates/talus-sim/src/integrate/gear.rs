@@ -200,3 +200,54 @@ impl GearState {
         angular_velocity(DVec4::from(pose.rotation), self.rotation[0] / dt)
     }
 }
+
+impl super::Integrator for GearState {
+    const KIND: super::IntegratorKind = super::IntegratorKind::Gear;
+
+    fn initial(kinematics: &Kinematics, inertia: &Inertia, load: &Load, dt: f64) -> Self {
+        let pose = &kinematics.pose;
+        let omega_dot = angular_acceleration(
+            pose.rotation,
+            inertia.principal,
+            kinematics.angular_velocity,
+            load.torque,
+        );
+        GearState::initial(
+            pose,
+            kinematics.velocity,
+            kinematics.angular_velocity,
+            load.force / inertia.mass,
+            omega_dot,
+            dt,
+        )
+    }
+
+    fn predict(&mut self, pose: &mut Pose, _inertia: &Inertia, dt: f64) -> Kinematics {
+        GearState::predict(self, pose, dt)
+    }
+
+    fn correct(
+        &mut self,
+        pose: &mut Pose,
+        load: &Load,
+        inertia: &Inertia,
+        kinematics: &Kinematics,
+        dt: f64,
+    ) {
+        GearState::correct(self, pose, load, inertia, kinematics, dt);
+    }
+
+    fn velocities(&self, pose: &Pose, _inertia: &Inertia, dt: f64) -> (DVec3, DVec3) {
+        (self.velocity(dt), self.angular_velocity(pose, dt))
+    }
+
+    /// The n-th scaled derivative holds dtⁿ: it scales with ratioⁿ.
+    fn rescale(&mut self, ratio: f64) {
+        let mut scale = 1.0;
+        for n in 0..5 {
+            scale *= ratio;
+            self.position[n] *= scale;
+            self.rotation[n] *= scale;
+        }
+    }
+}

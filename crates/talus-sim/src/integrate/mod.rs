@@ -27,6 +27,51 @@ pub enum IntegratorKind {
     Verlet,
 }
 
+/// An integration scheme as the step uses it: the state it keeps per grain (an ECS
+/// component) and the two halves of a step around the one force evaluation. The step is
+/// generic over it, so the choice of scheme is made once per step, not per grain.
+pub trait Integrator: hecs::Component + Sized {
+    /// Which scheme this is.
+    const KIND: IntegratorKind;
+
+    /// The state of a grain that starts at `kinematics` under `load` (gravity included),
+    /// consistent with that load from the first step.
+    fn initial(kinematics: &Kinematics, inertia: &Inertia, load: &Load, dt: f64) -> Self;
+
+    /// Moves the grain to where the forces are evaluated and says how it moves there.
+    fn predict(&mut self, pose: &mut Pose, inertia: &Inertia, dt: f64) -> Kinematics;
+
+    /// Completes the step with the `load` found at the predicted `kinematics`.
+    fn correct(
+        &mut self,
+        pose: &mut Pose,
+        load: &Load,
+        inertia: &Inertia,
+        kinematics: &Kinematics,
+        dt: f64,
+    );
+
+    /// Velocity and world angular velocity of a grain at `pose`.
+    fn velocities(&self, pose: &Pose, inertia: &Inertia, dt: f64) -> (DVec3, DVec3);
+
+    /// Adapts the state to a time step `ratio` times the old one (nothing for schemes that
+    /// keep plain velocities).
+    fn rescale(&mut self, ratio: f64) {
+        let _ = ratio;
+    }
+}
+
+impl IntegratorKind {
+    /// Bytes of the state the scheme keeps per grain.
+    #[must_use]
+    pub fn state_bytes(self) -> usize {
+        match self {
+            IntegratorKind::Gear => size_of::<GearState>(),
+            IntegratorKind::Verlet => size_of::<VerletState>(),
+        }
+    }
+}
+
 /// Force and torque on a grain, world frame; the torque is about the centre of mass.
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Load {

@@ -77,3 +77,36 @@ impl VerletState {
         angular_velocity_of(pose, inertia.principal, self.angular_momentum)
     }
 }
+
+impl super::Integrator for VerletState {
+    const KIND: super::IntegratorKind = super::IntegratorKind::Verlet;
+
+    fn initial(kinematics: &Kinematics, inertia: &Inertia, load: &Load, _dt: f64) -> Self {
+        VerletState::initial(
+            &kinematics.pose,
+            inertia,
+            kinematics.velocity,
+            kinematics.angular_velocity,
+            *load,
+        )
+    }
+
+    fn predict(&mut self, pose: &mut Pose, inertia: &Inertia, dt: f64) -> Kinematics {
+        VerletState::predict(self, pose, inertia, dt)
+    }
+
+    fn correct(
+        &mut self,
+        _pose: &mut Pose,
+        load: &Load,
+        inertia: &Inertia,
+        _kinematics: &Kinematics,
+        dt: f64,
+    ) {
+        VerletState::correct(self, load, inertia, dt);
+    }
+
+    fn velocities(&self, pose: &Pose, inertia: &Inertia, _dt: f64) -> (DVec3, DVec3) {
+        (self.velocity, self.angular_velocity(pose, inertia))
+    }
+}

@@ -1,0 +1,442 @@
+//! The step (design §2): a fixed list of named stages, each timed, each a loop over the
+//! grains or the pairs.
+//!
+//! 1. [`World::start_fresh_grains`] and *predict*: the integrator moves every grain to where
+//!    forces are evaluated;
+//! 2. *bounds*: a bounding box per grain, by the min-max or the ellipsoid method (thesis
+//!    §4.1.3), and each wall's state at the end of the step;
+//! 3. *broad*: the broad phase updates the overlapping pairs;
+//! 4. *narrow*: for every pair of overlapping boxes, the closest features and, when the
+//!    bodies penetrate, their overlap and the force model's force — in parallel over pairs;
+//! 5. *accumulate*: the contact forces summed per body in the fixed order of the sorted pair
+//!    list (so the sums do not depend on the threads), then gravity, the loads applied for
+//!    this step and an optional force field;
+//! 6. *correct*: the integrator completes the step with those loads.
+//!
+//! The step is generic over the [`Integrator`]: the scheme is chosen once per step.
+
+use std::time::Instant;
+
+use hecs::Entity;
+use rayon::prelude::*;
+use talus_geom::glam::DVec3;
+use talus_geom::{Aabb, Pose};
+
+use crate::contact::{BodyView, Contact, ContactForce, Solid, apply_events, evaluate};
+use crate::integrate::{
+    GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
+};
+use crate::shape::{ShapeId, ShapeLibrary};
+use crate::wall::{Wall, WallGeometry};
+use crate::world::{Body, BoundingMethod, FieldInput, Fresh, GrainId, Slot, StepStats, World};
+
+/// Below this many pairs the narrow phase runs on the calling thread.
+const PARALLEL_PAIRS: usize = 256;
+
+/// One body as the contact stage sees it this step, by value (kept in a buffer reused
+/// from step to step); [`BodyViews::view`] adds its solid.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyState {
+    solid: SolidKey,
+    pose: Pose,
+    velocity: DVec3,
+    angular_velocity: DVec3,
+    mass: f64,
+    radius: f64,
+}
+
+impl BodyState {
+    const ABSENT: BodyState = BodyState {
+        solid: SolidKey::Absent,
+        pose: Pose::IDENTITY,
+        velocity: DVec3::ZERO,
+        angular_velocity: DVec3::ZERO,
+        mass: f64::INFINITY,
+        radius: f64::INFINITY,
+    };
+}
+
+/// Where a body's solid is found.
+#[derive(Debug, Clone, Copy)]
+enum SolidKey {
+    /// A grain of this shape.
+    Grain(ShapeId),
+    /// A wall with a polyhedral body.
+    Wall(u32),
+    /// A half-space with this outward normal (world frame).
+    HalfSpace(DVec3),
+    /// Nothing (a removed body).
+    Absent,
+}
+
+/// The bodies of the contact stage with what their solids are looked up in.
+struct BodyViews<'a> {
+    bodies: &'a [BodyState],
+    shapes: &'a ShapeLibrary,
+    walls: &'a [Wall],
+}
+
+impl BodyViews<'_> {
+    /// Body `proxy` with its solid.
+    fn view(&self, proxy: usize) -> BodyView<'_> {
+        let b = self.bodies[proxy];
+        let solid = match b.solid {
+            SolidKey::Grain(shape) => self
+                .shapes
+                .get(shape)
+                .map_or(Solid::Absent, |s| Solid::Polyhedron(&s.body)),
+            SolidKey::Wall(w) => match &self.walls[w as usize].geometry {
+                WallGeometry::Body(poly) => Solid::Polyhedron(poly),
+                WallGeometry::HalfSpace { .. } => Solid::Absent,
+            },
+            SolidKey::HalfSpace(normal) => Solid::HalfSpace(normal),
+            SolidKey::Absent => Solid::Absent,
+        };
+        BodyView {
+            solid,
+            pose: b.pose,
+            velocity: b.velocity,
+            angular_velocity: b.angular_velocity,
+            mass: b.mass,
+            radius: b.radius,
+        }
+    }
+}
+
+impl World {
+    /// One time step with gravity and the loads applied for it.
+    pub fn step(&mut self) -> &StepStats {
+        self.step_with(&mut |_| Load::default())
+    }
+
+    /// One time step with, in addition, the load `field` returns for each grain, evaluated
+    /// where the integrator evaluates forces (at the predicted state for Gear). `field` is
+    /// called once per grain in slot order.
+    pub fn step_with(&mut self, field: &mut dyn FnMut(&FieldInput) -> Load) -> &StepStats {
+        match self.params.integrator {
+            IntegratorKind::Gear => self.step_as::<GearState>(field),
+            IntegratorKind::Verlet => self.step_as::<VerletState>(field),
+        }
+    }
+
+    /// The stages of one step with integrator `I`.
+    fn step_as<I: Integrator>(&mut self, field: &mut dyn FnMut(&FieldInput) -> Load) -> &StepStats {
+        let dt = self.params.dt;
+        let t_end = self.time_base + (self.steps_since_base + 1) as f64 * dt;
+
+        let start = Instant::now();
+        self.start_fresh_grains::<I>(field);
+        self.predict::<I>(dt);
+        let predicted = Instant::now();
+        self.bounds(t_end);
+        let bounded = Instant::now();
+        self.broad_phase();
+        let broad_done = Instant::now();
+        self.narrow(dt);
+        let narrowed = Instant::now();
+        let (contacts, max_overlap_ratio, coordination) = self.accumulate(field, t_end);
+        let accumulated = Instant::now();
+        self.correct::<I>(dt);
+        let corrected = Instant::now();
+
+        self.pending.iter_mut().for_each(|l| *l = Load::default());
+        self.steps_since_base += 1;
+        self.steps += 1;
+        self.stats = StepStats {
+            predict: predicted - start,
+            bounds: bounded - predicted,
+            broad: broad_done - bounded,
+            narrow: narrowed - broad_done,
+            forces: accumulated - narrowed,
+            correct: corrected - accumulated,
+            pairs: self.broad.pair_count(),
+            pairs_started: self.events.started.len(),
+            pairs_ended: self.events.ended.len(),
+            contacts,
+            coordination,
+            max_overlap_ratio,
+        };
+        &self.stats
+    }
+
+    /// Stage 1: every grain to where the forces are evaluated; its kinematics and inertia
+    /// by slot.
+    fn predict<I: Integrator>(&mut self, dt: f64) {
+        for (slot, pose, state, inertia) in
+            self.ecs.query_mut::<(&Slot, &mut Pose, &mut I, &Inertia)>()
+        {
+            self.kinematics[slot.0 as usize] = Some((state.predict(pose, inertia, dt), *inertia));
+        }
+    }
+
+    /// Stage 2: a bounding box per grain, grown by the margin, and per wall at its pose at
+    /// the end of the step.
+    fn bounds(&mut self, t_end: f64) {
+        let margin = self.params.margin;
+        let bounding = self.params.bounding;
+        let mut grain_region: Option<Aabb> = None;
+        for (slot, entity) in self.slots.iter().enumerate() {
+            if entity.is_none() {
+                self.boxes[self.grain_proxy[slot] as usize] = None;
+            }
+        }
+        for (slot, pose, shape) in self.ecs.query_mut::<(&Slot, &Pose, &ShapeId)>() {
+            let Ok(shape) = self.shapes.get(*shape) else {
+                continue;
+            };
+            let aabb = match bounding {
+                BoundingMethod::MinMax => shape.body.aabb(pose),
+                BoundingMethod::Ellipsoid => shape.ellipsoid.aabb(pose),
+            }
+            .inflated(margin);
+            self.boxes[self.grain_proxy[slot.0 as usize] as usize] = Some(aabb);
+            grain_region = Some(grain_region.map_or(aabb, |r| Aabb {
+                min: r.min.min(aabb.min),
+                max: r.max.max(aabb.max),
+            }));
+        }
+        // Walls where they are at the end of the step. A half-space's box is infinite along
+        // its plane; it is cut to the region of the grains, which is all it can meet.
+        self.wall_states.clear();
+        self.wall_states
+            .extend(self.walls.iter().map(|w| w.state(t_end)));
+        for (w, wall) in self.walls.iter().enumerate() {
+            let proxy = self.wall_proxy[w] as usize;
+            self.boxes[proxy] = match grain_region {
+                Some(region) if wall.is_present(t_end) => {
+                    let b = wall.aabb(&self.wall_states[w].pose).inflated(margin);
+                    Some(Aabb {
+                        min: b.min.max(region.min),
+                        max: b.max.min(region.max),
+                    })
+                    .filter(|b| b.min.cmple(b.max).all())
+                }
+                _ => None,
+            };
+        }
+    }
+
+    /// Stage 3: the broad phase's pairs, and the contact list brought in line with them.
+    fn broad_phase(&mut self) {
+        self.events.clear();
+        self.broad.update(&self.boxes, &mut self.events);
+        let history_len = self.force_model.as_deref().map_or(0, |m| m.history_len());
+        apply_events(
+            &mut self.contacts,
+            &mut self.spare_contacts,
+            &self.events,
+            history_len,
+        );
+    }
+
+    /// Stage 4: closest features, overlap and force of every pair, in parallel; each pair's
+    /// result in `contact_forces`, in the pair list's order.
+    fn narrow(&mut self, dt: f64) {
+        self.gather_bodies();
+        let Some(model) = self.force_model.as_deref() else {
+            self.contact_forces.clear();
+            self.contact_forces.resize(self.contacts.len(), None);
+            return;
+        };
+        let views = BodyViews {
+            bodies: &self.bodies,
+            shapes: &self.shapes,
+            walls: &self.walls,
+        };
+        self.contact_forces.resize(self.contacts.len(), None);
+        let views = &views;
+        let one = |(contact, out): (&mut Contact, &mut Option<ContactForce>)| {
+            let (a, b) = (
+                views.view(contact.pair.a as usize),
+                views.view(contact.pair.b as usize),
+            );
+            *out = if a.mass.is_finite() || b.mass.is_finite() {
+                evaluate(contact, &a, &b, model, dt)
+            } else {
+                None
+            };
+        };
+        // Each pair's result depends on that pair alone, so the split between threads
+        // changes nothing; few pairs are not worth waking the workers for, and one worker
+        // is the calling thread (handing it the work would only cost a job allocation).
+        if self.contacts.len() < PARALLEL_PAIRS || self.pool.current_num_threads() == 1 {
+            self.contacts
+                .iter_mut()
+                .zip(self.contact_forces.iter_mut())
+                .for_each(one);
+        } else {
+            self.pool.install(|| {
+                self.contacts
+                    .par_iter_mut()
+                    .zip(self.contact_forces.par_iter_mut())
+                    .with_min_len(64)
+                    .for_each(one);
+            });
+        }
+    }
+
+    /// What each proxy is this step, at its evaluated pose and velocity: one contiguous
+    /// array, gathered once per step, that the narrow phase reads by proxy.
+    fn gather_bodies(&mut self) {
+        let shapes = &self.shapes;
+        let ecs = &self.ecs;
+        let walls = &self.walls;
+        let wall_states = &self.wall_states;
+        let (slots, kinematics) = (&self.slots, &self.kinematics);
+        self.bodies.clear();
+        self.bodies
+            .extend(self.proxies.iter().map(|body| match *body {
+                Body::Grain(slot) => {
+                    let (Some(entity), Some((k, inertia))) =
+                        (slots[slot as usize], kinematics[slot as usize])
+                    else {
+                        return BodyState::ABSENT;
+                    };
+                    let Some((shape, radius)) = ecs
+                        .get::<&ShapeId>(entity)
+                        .ok()
+                        .and_then(|id| shapes.get(*id).ok().map(|s| (*id, s.equivalent_radius)))
+                    else {
+                        return BodyState::ABSENT;
+                    };
+                    BodyState {
+                        solid: SolidKey::Grain(shape),
+                        pose: k.pose,
+                        velocity: k.velocity,
+                        angular_velocity: k.angular_velocity,
+                        mass: inertia.mass,
+                        radius,
+                    }
+                }
+                Body::Wall(w) => {
+                    let state = wall_states[w as usize];
+                    BodyState {
+                        solid: match &walls[w as usize].geometry {
+                            WallGeometry::HalfSpace { normal } => {
+                                SolidKey::HalfSpace(state.pose.rotation * *normal)
+                            }
+                            WallGeometry::Body(_) => SolidKey::Wall(w),
+                        },
+                        pose: state.pose,
+                        velocity: state.velocity,
+                        angular_velocity: state.angular_velocity,
+                        mass: f64::INFINITY,
+                        radius: f64::INFINITY,
+                    }
+                }
+            }));
+    }
+
+    /// Stage 5: the contact forces summed into `loads` (grains) and `wall_loads` in pair
+    /// order, then gravity, the pending loads and the field. Returns the number of
+    /// contacts, the largest relative overlap depth and the coordination.
+    fn accumulate(
+        &mut self,
+        field: &mut dyn FnMut(&FieldInput) -> Load,
+        t_end: f64,
+    ) -> (usize, f64, f64) {
+        self.loads.iter_mut().for_each(|l| *l = Load::default());
+        self.wall_loads
+            .iter_mut()
+            .for_each(|l| *l = Load::default());
+        let mut count = 0;
+        let mut max_ratio: f64 = 0.0;
+        let mut grain_contacts = 0usize;
+        for (contact, out) in self.contacts.iter().zip(&self.contact_forces) {
+            let Some(f) = out else { continue };
+            count += 1;
+            max_ratio = max_ratio.max(f.depth_ratio);
+            for (proxy, force) in [
+                (contact.pair.a, -f.force_on_b),
+                (contact.pair.b, f.force_on_b),
+            ] {
+                let position = self.bodies[proxy as usize].pose.position;
+                let load = Load {
+                    force,
+                    torque: (f.point - position).cross(force),
+                };
+                match self.proxies[proxy as usize] {
+                    Body::Grain(slot) => {
+                        self.loads[slot as usize] += load;
+                        grain_contacts += 1;
+                    }
+                    Body::Wall(w) => self.wall_loads[w as usize] += load,
+                }
+            }
+        }
+        let gravity = self.params.gravity;
+        let mut grains = 0usize;
+        for (slot, entry) in self.kinematics.iter().enumerate() {
+            let Some((kinematics, inertia)) = entry else {
+                continue;
+            };
+            grains += 1;
+            let input = FieldInput {
+                id: GrainId(slot as u32),
+                kinematics: *kinematics,
+                inertia: *inertia,
+                time: t_end,
+            };
+            let mut load = field(&input);
+            load += self.pending[slot];
+            load.force += gravity * inertia.mass;
+            self.loads[slot] += load;
+        }
+        let coordination = if grains > 0 {
+            grain_contacts as f64 / grains as f64
+        } else {
+            0.0
+        };
+        (count, max_ratio, coordination)
+    }
+
+    /// Stage 6: every grain's step completed with its load.
+    fn correct<I: Integrator>(&mut self, dt: f64) {
+        for (slot, pose, state, inertia) in
+            self.ecs.query_mut::<(&Slot, &mut Pose, &mut I, &Inertia)>()
+        {
+            let s = slot.0 as usize;
+            if let Some((kinematics, _)) = &self.kinematics[s] {
+                state.correct(pose, &self.loads[s], inertia, kinematics, dt);
+            }
+        }
+    }
+
+    /// Sets up the integrator state of grains added since the last step, from the forces
+    /// at their current state (gravity, the pending loads and the field), so that the
+    /// higher derivatives are consistent with them from the start.
+    fn start_fresh_grains<I: Integrator>(&mut self, field: &mut dyn FnMut(&FieldInput) -> Load) {
+        let dt = self.params.dt;
+        let mut fresh: Vec<(Entity, u32, Pose, Inertia, Fresh)> = self
+            .ecs
+            .query_mut::<(Entity, &Slot, &Pose, &Inertia, &Fresh)>()
+            .into_iter()
+            .map(|(e, slot, pose, inertia, f)| (e, slot.0, *pose, *inertia, *f))
+            .collect();
+        if fresh.is_empty() {
+            return;
+        }
+        fresh.sort_by_key(|f| f.1);
+        for (entity, slot, pose, inertia, f) in fresh {
+            let kinematics = Kinematics {
+                pose,
+                velocity: f.velocity,
+                angular_velocity: f.angular_velocity,
+            };
+            let input = FieldInput {
+                id: GrainId(slot),
+                kinematics,
+                inertia,
+                time: self.time(),
+            };
+            let mut load = field(&input);
+            load += self.pending[slot as usize];
+            load.force += self.params.gravity * inertia.mass;
+            // The entity was just listed by the query: these calls cannot fail.
+            let _ = self.ecs.remove_one::<Fresh>(entity);
+            let _ = self
+                .ecs
+                .insert_one(entity, I::initial(&kinematics, &inertia, &load, dt));
+        }
+    }
+}
