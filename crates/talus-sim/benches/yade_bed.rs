@@ -7,7 +7,10 @@
 //! each stage with 1 and 2 threads; criterion then reports the time per step.
 //!
 //! Run with `cargo bench -p talus-sim --bench yade_bed`; `TALUS_BED=path` reads another bed
-//! of the same format.
+//! of the same format. `TALUS_BED_TILES=k` lays k × k copies of the bed side by side in one
+//! box (the side walls moved out to enclose them all; each copy is settled, so the whole is
+//! a settled bed of k² × 500 grains): the large-bed case, which prints the peak memory per
+//! grain and the time per step instead of running criterion.
 
 use std::hint::black_box;
 use std::io::Read;
@@ -42,8 +45,9 @@ fn vec3(v: &Value) -> DVec3 {
     DVec3::new(c(0), c(1), c(2))
 }
 
-/// The world of the bed: its grains at their poses and velocities, its walls, Yade's law.
-fn yade_bed() -> World {
+/// The world of the bed, `tiles` × `tiles` copies side by side in x and y: its grains at
+/// their poses and velocities, its walls (the side walls enclosing all copies), Yade's law.
+fn yade_bed(tiles: usize) -> World {
     let path = bed_path();
     let mut text = String::new();
     flate2::read::GzDecoder::new(std::fs::File::open(&path).expect("the bed file"))
@@ -84,16 +88,37 @@ fn yade_bed() -> World {
                 .expect("model"),
         )
         .expect("force model");
-    for wall in bed["walls"].as_array().expect("walls") {
+    // The box's inside, from its walls: a copy is offset by whole box widths.
+    let walls = bed["walls"].as_array().expect("walls");
+    let mut low = DVec3::ZERO;
+    let mut width = DVec3::ZERO;
+    for axis in 0..2 {
+        let at = |sense: f64| {
+            walls
+                .iter()
+                .find(|w| {
+                    w["axis"].as_u64() == Some(axis as u64) && w["sense"].as_f64() == Some(sense)
+                })
+                .map(|w| vec3(&w["position"])[axis])
+                .expect("a side wall on each side")
+        };
+        low[axis] = at(1.0);
+        width[axis] = at(-1.0) - at(1.0);
+    }
+    for wall in walls {
         let axis = wall["axis"].as_u64().expect("axis") as usize;
         let sense = wall["sense"].as_f64().expect("sense");
         let mut normal = DVec3::ZERO;
         normal[axis] = sense;
+        let mut position = vec3(&wall["position"]);
+        if axis < 2 && sense < 0.0 {
+            position[axis] = low[axis] + tiles as f64 * width[axis];
+        }
         world.add_wall(
             Wall::new(
                 "wall",
                 WallGeometry::HalfSpace { normal },
-                Pose::from_translation(vec3(&wall["position"])),
+                Pose::from_translation(position),
                 Motion::Fixed,
                 None,
             )
@@ -115,17 +140,21 @@ fn yade_bed() -> World {
         let q = grain["orientation_wxyz"].as_array().expect("quaternion");
         let w = |k: usize| q[k].as_f64().expect("a number");
         let to_world = DQuat::from_xyzw(w(1), w(2), w(3), w(0)).normalize();
-        // The world turns the shape from its principal frame into the frame it was given
-        // in; its centre of mass is talus' own (Yade's origin is Yade's, equal to round-off).
-        let mut desc = GrainDesc::at_rest(
-            id,
-            rock,
-            vec3(&grain["position"]) + to_world * shape.input_center_of_mass,
-        );
-        desc.orientation = to_world;
-        desc.velocity = vec3(&grain["velocity"]);
-        desc.angular_velocity = vec3(&grain["angular_velocity"]);
-        world.add_grain(desc).expect("grain");
+        for (tx, ty) in (0..tiles).flat_map(|x| (0..tiles).map(move |y| (x, y))) {
+            let offset = DVec3::new(tx as f64 * width.x, ty as f64 * width.y, 0.0);
+            // The world turns the shape from its principal frame into the frame it was
+            // given in; its centre of mass is talus' own (Yade's origin is Yade's, equal to
+            // round-off).
+            let mut desc = GrainDesc::at_rest(
+                id,
+                rock,
+                vec3(&grain["position"]) + offset + to_world * shape.input_center_of_mass,
+            );
+            desc.orientation = to_world;
+            desc.velocity = vec3(&grain["velocity"]);
+            desc.angular_velocity = vec3(&grain["angular_velocity"]);
+            world.add_grain(desc).expect("grain");
+        }
     }
     let dt = 0.9 * world.critical_time_step();
     world.set_dt(dt).expect("dt");
@@ -138,12 +167,56 @@ fn yade_bed() -> World {
     world
 }
 
+/// Peak resident memory of this process (bytes), from /proc.
+fn peak_rss() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024.0)
+}
+
+/// The large-bed case: memory per grain and time per step.
+fn large(world: &mut World) {
+    let n = world.grain_count();
+    for threads in [1, 2] {
+        world.set_threads(threads).expect("threads");
+        let steps = 10;
+        let start = std::time::Instant::now();
+        let mut coordination = 0.0;
+        for _ in 0..steps {
+            coordination += world.step().coordination;
+        }
+        let per_step = start.elapsed().as_secs_f64() / steps as f64;
+        println!(
+            "tiled yade bed of {n} grains, {threads} thread(s): {per_step:.3} s per step, {:.0} grain-steps/s, coordination {:.2}",
+            n as f64 / per_step,
+            coordination / steps as f64
+        );
+    }
+    if let Some(peak) = peak_rss() {
+        println!(
+            "peak memory {:.1} MiB, {:.0} bytes per grain (the 500 shapes shared by the copies)",
+            peak / 1048576.0,
+            peak / n as f64
+        );
+    }
+}
+
 fn main() {
-    let mut world = yade_bed();
+    let tiles: usize = std::env::var("TALUS_BED_TILES")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or(1)
+        .max(1);
+    let mut world = yade_bed(tiles);
     let n = world.grain_count();
     // The first steps find every contact afresh: not what a running simulation pays.
-    for _ in 0..50 {
+    for _ in 0..if tiles > 1 { 5 } else { 50 } {
         world.step();
+    }
+    if tiles > 1 {
+        large(&mut world);
+        return;
     }
     let mut criterion = Criterion::default().configure_from_args();
     for threads in [1, 2] {
