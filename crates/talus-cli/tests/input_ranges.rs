@@ -38,7 +38,8 @@ fn longest_digit_run(text: &str) -> usize {
 /// `--set`, and with short numbers.
 fn assert_refused(config_name: &str, sets: &[&str], fragments: &[&str]) {
     let file = config(config_name);
-    let out_dir = scratch(&format!("refused-{config_name}")).join("out");
+    let dir = scratch(&format!("refused-{config_name}"));
+    let out_dir = dir.join("out");
     for command in ["check", "run"] {
         let mut args = vec![command, file.as_str()];
         for s in sets {
@@ -68,6 +69,7 @@ fn assert_refused(config_name: &str, sets: &[&str], fragments: &[&str]) {
         );
         assert!(!out_dir.exists(), "{what}: an output directory was made");
     }
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

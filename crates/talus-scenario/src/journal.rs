@@ -362,11 +362,21 @@ impl Journal {
 mod tests {
     use super::*;
 
-    fn scratch(name: &str) -> PathBuf {
+    /// A fresh file path in a directory of its own, removed again when the guard drops.
+    fn scratch(name: &str) -> (PathBuf, Cleanup) {
         let dir = std::env::temp_dir().join(format!("talus-journal-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        dir.join("history.bin")
+        (dir.join("history.bin"), Cleanup(dir))
+    }
+
+    /// Removes a test's directory when dropped, whether the test passed or not.
+    struct Cleanup(PathBuf);
+
+    impl Drop for Cleanup {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 
     /// Two logs of different types, as a run state has them.
@@ -400,7 +410,7 @@ mod tests {
 
     #[test]
     fn history_restores_every_checkpoint_and_each_record_holds_only_new_items() {
-        let path = scratch("restore");
+        let (path, _cleanup) = scratch("restore");
         let mut journal = Journal::create(&path).unwrap();
         let mut state = State::default();
         let mut saved = Vec::new();
@@ -424,7 +434,7 @@ mod tests {
 
     #[test]
     fn an_uncommitted_record_is_dropped_on_resume_and_overwritten_by_the_next() {
-        let path = scratch("uncommitted");
+        let (path, _cleanup) = scratch("uncommitted");
         let mut journal = Journal::create(&path).unwrap();
         let mut state = State::default();
         state.rows.push(vec![1.0]);
@@ -455,7 +465,7 @@ mod tests {
 
     #[test]
     fn damage_and_a_foreign_history_are_refused() {
-        let path = scratch("damage");
+        let (path, _cleanup) = scratch("damage");
         let mut journal = Journal::create(&path).unwrap();
         let mut state = State::default();
         for k in 0..4 {
