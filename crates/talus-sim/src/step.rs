@@ -32,10 +32,6 @@ use crate::world::{Body, BoundingMethod, FieldInput, Fresh, GrainId, Slot, StepS
 
 /// Below this many pairs the narrow phase runs on the calling thread.
 const PARALLEL_PAIRS: usize = 256;
-/// Below this many grains the per-grain stages run on the calling thread.
-const PARALLEL_GRAINS: usize = 1024;
-/// Grains per unit of parallel work.
-const GRAIN_CHUNK: usize = 256;
 
 /// One body as the contact stage sees it this step, by value (kept in a buffer reused
 /// from step to step); [`BodyViews::view`] adds its solid.
@@ -164,115 +160,40 @@ impl World {
     }
 
     /// Stage 1: every grain to where the forces are evaluated; its kinematics and inertia
-    /// by slot. Over hecs' archetype columns, in parallel; written by slot, so the order
-    /// of the work does not matter.
+    /// by slot.
     fn predict<I: Integrator>(&mut self, dt: f64) {
-        let parallel = self.pool.current_num_threads() > 1;
-        for archetype in self.ecs.archetypes() {
-            let (Some(slots), Some(mut poses), Some(mut states), Some(inertias)) = (
-                archetype.get::<&Slot>(),
-                archetype.get::<&mut Pose>(),
-                archetype.get::<&mut I>(),
-                archetype.get::<&Inertia>(),
-            ) else {
-                continue;
-            };
-            // Plain slices of the columns, for the workers.
-            let (slots, poses, states, inertias): (&[Slot], &mut [Pose], &mut [I], &[Inertia]) =
-                (&slots, &mut poses, &mut states, &inertias);
-            let one =
-                |(((slot, pose), state), inertia): (((&Slot, &mut Pose), &mut I), &Inertia)| {
-                    (slot.0, state.predict(pose, inertia, dt), *inertia)
-                };
-            let out = &mut self.predicted;
-            if parallel && slots.len() >= PARALLEL_GRAINS {
-                self.pool.install(|| {
-                    slots
-                        .par_iter()
-                        .zip(poses.par_iter_mut())
-                        .zip(states.par_iter_mut())
-                        .zip(inertias.par_iter())
-                        .with_min_len(GRAIN_CHUNK)
-                        .map(one)
-                        .collect_into_vec(out);
-                });
-            } else {
-                out.clear();
-                out.extend(
-                    slots
-                        .iter()
-                        .zip(poses.iter_mut())
-                        .zip(states.iter_mut())
-                        .zip(inertias.iter())
-                        .map(one),
-                );
-            }
-            for &(slot, kinematics, inertia) in out.iter() {
-                self.kinematics[slot as usize] = Some((kinematics, inertia));
-            }
+        for (slot, pose, state, inertia) in
+            self.ecs.query_mut::<(&Slot, &mut Pose, &mut I, &Inertia)>()
+        {
+            self.kinematics[slot.0 as usize] = Some((state.predict(pose, inertia, dt), *inertia));
         }
     }
 
-    /// Stage 2: a bounding box per grain, grown by the margin (in parallel over hecs'
-    /// columns), and per wall at its pose at the end of the step.
+    /// Stage 2: a bounding box per grain, grown by the margin, and per wall at its pose at
+    /// the end of the step.
     fn bounds(&mut self, t_end: f64) {
         let margin = self.params.margin;
         let bounding = self.params.bounding;
-        let parallel = self.pool.current_num_threads() > 1;
+        let mut grain_region: Option<Aabb> = None;
         for (slot, entity) in self.slots.iter().enumerate() {
             if entity.is_none() {
                 self.boxes[self.grain_proxy[slot] as usize] = None;
             }
         }
-        let shapes = &self.shapes;
-        let grain_box = |(slot, (pose, shape)): (&Slot, (&Pose, &ShapeId))| {
-            let aabb = shapes.get(*shape).ok().map(|shape| {
-                match bounding {
-                    BoundingMethod::MinMax => shape.body.aabb(pose),
-                    BoundingMethod::Ellipsoid => shape.ellipsoid.aabb(pose),
-                }
-                .inflated(margin)
-            });
-            (slot.0, aabb)
-        };
-        let mut grain_region: Option<Aabb> = None;
-        for archetype in self.ecs.archetypes() {
-            let (Some(slots), Some(poses), Some(shape_ids)) = (
-                archetype.get::<&Slot>(),
-                archetype.get::<&Pose>(),
-                archetype.get::<&ShapeId>(),
-            ) else {
+        for (slot, pose, shape) in self.ecs.query_mut::<(&Slot, &Pose, &ShapeId)>() {
+            let Ok(shape) = self.shapes.get(*shape) else {
                 continue;
             };
-            let (slots, poses, shape_ids): (&[Slot], &[Pose], &[ShapeId]) =
-                (&slots, &poses, &shape_ids);
-            let out = &mut self.grain_boxes;
-            if parallel && slots.len() >= PARALLEL_GRAINS {
-                self.pool.install(|| {
-                    slots
-                        .par_iter()
-                        .zip(poses.par_iter().zip(shape_ids.par_iter()))
-                        .with_min_len(GRAIN_CHUNK)
-                        .map(grain_box)
-                        .collect_into_vec(out);
-                });
-            } else {
-                out.clear();
-                out.extend(
-                    slots
-                        .iter()
-                        .zip(poses.iter().zip(shape_ids.iter()))
-                        .map(grain_box),
-                );
+            let aabb = match bounding {
+                BoundingMethod::MinMax => shape.body.aabb(pose),
+                BoundingMethod::Ellipsoid => shape.ellipsoid.aabb(pose),
             }
-            for &(slot, aabb) in out.iter() {
-                let Some(aabb) = aabb else { continue };
-                self.boxes[self.grain_proxy[slot as usize] as usize] = Some(aabb);
-                grain_region = Some(grain_region.map_or(aabb, |r| Aabb {
-                    min: r.min.min(aabb.min),
-                    max: r.max.max(aabb.max),
-                }));
-            }
+            .inflated(margin);
+            self.boxes[self.grain_proxy[slot.0 as usize] as usize] = Some(aabb);
+            grain_region = Some(grain_region.map_or(aabb, |r| Aabb {
+                min: r.min.min(aabb.min),
+                max: r.max.max(aabb.max),
+            }));
         }
         // Walls where they are at the end of the step. A half-space's box is infinite along
         // its plane; it is cut to the region of the grains, which is all it can meet.
@@ -469,45 +390,14 @@ impl World {
         (count, max_ratio, coordination)
     }
 
-    /// Stage 6: every grain's step completed with its load (in parallel over hecs'
-    /// columns; each grain reads its own slot's load).
+    /// Stage 6: every grain's step completed with its load.
     fn correct<I: Integrator>(&mut self, dt: f64) {
-        let parallel = self.pool.current_num_threads() > 1;
-        let (kinematics, loads) = (&self.kinematics, &self.loads);
-        let one = |(((slot, pose), state), inertia): (((&Slot, &mut Pose), &mut I), &Inertia)| {
+        for (slot, pose, state, inertia) in
+            self.ecs.query_mut::<(&Slot, &mut Pose, &mut I, &Inertia)>()
+        {
             let s = slot.0 as usize;
-            if let Some((k, _)) = &kinematics[s] {
-                state.correct(pose, &loads[s], inertia, k, dt);
-            }
-        };
-        for archetype in self.ecs.archetypes() {
-            let (Some(slots), Some(mut poses), Some(mut states), Some(inertias)) = (
-                archetype.get::<&Slot>(),
-                archetype.get::<&mut Pose>(),
-                archetype.get::<&mut I>(),
-                archetype.get::<&Inertia>(),
-            ) else {
-                continue;
-            };
-            let (slots, poses, states, inertias): (&[Slot], &mut [Pose], &mut [I], &[Inertia]) =
-                (&slots, &mut poses, &mut states, &inertias);
-            if parallel && slots.len() >= PARALLEL_GRAINS {
-                self.pool.install(|| {
-                    slots
-                        .par_iter()
-                        .zip(poses.par_iter_mut())
-                        .zip(states.par_iter_mut())
-                        .zip(inertias.par_iter())
-                        .with_min_len(GRAIN_CHUNK)
-                        .for_each(one);
-                });
-            } else {
-                slots
-                    .iter()
-                    .zip(poses.iter_mut())
-                    .zip(states.iter_mut())
-                    .zip(inertias.iter())
-                    .for_each(one);
+            if let Some((kinematics, _)) = &self.kinematics[s] {
+                state.correct(pose, &self.loads[s], inertia, kinematics, dt);
             }
         }
     }

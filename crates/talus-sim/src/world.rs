@@ -243,10 +243,6 @@ pub struct World {
     /// of the step; kept to reuse their memory.
     pub(crate) bodies: Vec<BodyState>,
     pub(crate) wall_states: Vec<WallState>,
-    /// Scratch of the per-grain stages: predicted kinematics and bounding boxes by slot,
-    /// as computed over one archetype's columns.
-    pub(crate) predicted: Vec<(u32, Kinematics, Inertia)>,
-    pub(crate) grain_boxes: Vec<(u32, Option<Aabb>)>,
     pub(crate) pool: rayon::ThreadPool,
     /// Mass, bounding radius and equivalent radius of every distinct kind of grain (shape
     /// and material) added so far: the basis of the critical time step.
@@ -291,8 +287,6 @@ impl World {
             contact_forces: Vec::new(),
             bodies: Vec::new(),
             wall_states: Vec::new(),
-            predicted: Vec::new(),
-            grain_boxes: Vec::new(),
             pool,
             extremes: Vec::new(),
             pending: Vec::new(),
