@@ -25,6 +25,8 @@ mod iso;
 mod mass;
 mod overlap;
 mod overlap_half_space;
+#[cfg(test)]
+mod overlap_reference;
 mod polyhedron;
 mod pose;
 mod proximity;

@@ -15,6 +15,13 @@
 //! hold every face and plane the clipping needs, and their size — hence the work — follows
 //! the depth of the overlap, not the vertex count.
 //!
+//! Each candidate vertex is classified once against the other grain's candidate planes (an
+//! outcode, as in Cohen–Sutherland clipping): a face with every corner beyond one plane is
+//! outside, a face with no corner beyond any plane is inside whole, and only the faces the
+//! boundary of A∩B crosses are clipped, by the few planes some corner lies beyond. The
+//! clipping work so follows the size of that boundary; classifying the caps' vertices is
+//! cheap arithmetic (a dot product and a sign per vertex and plane).
+//!
 //! From the boundary parts: the volume and centroid by the divergence theorem (cones from a
 //! reference point), and the vector area `S = ∫_{∂A∩B} n_A dA` of A's parts, whose direction
 //! is the contact normal (from a towards b) and whose length is the projected contact area.
@@ -104,12 +111,13 @@ struct Workspace {
     faces_b: Vec<u32>,
     planes_a: Vec<Plane>,
     planes_b: Vec<Plane>,
-    /// A's candidate vertices in B's frame, each transformed once.
+    /// A's candidate vertices in B's frame, each transformed once, and B's.
     points_a: Vec<DVec3>,
-    /// Which candidate faces' spheres meet: bit `j` of row `k` (`words_b` words per row) for
-    /// A's face `k` and B's face `j`, and the transpose.
-    near_a: Vec<u64>,
-    near_b: Vec<u64>,
+    points_b: Vec<DVec3>,
+    /// Outcodes of `points_a` against `planes_b` and of `points_b` against `planes_a`.
+    codes_a: Vec<u64>,
+    codes_b: Vec<u64>,
+    masks: Masks,
     clipper: Clipper,
 }
 
@@ -218,73 +226,69 @@ fn intersect(
     let tolerance = 1e-12 * scale;
     let mut sums = BoundarySums::default();
 
-    // Which candidate faces of A and B have meeting spheres: the same test, and the same
-    // rounding, from either side.
-    let (words_a, words_b) = (w.faces_a.len().div_ceil(64), w.faces_b.len().div_ceil(64));
-    w.near_a.clear();
-    w.near_b.clear();
-    w.near_b.resize(w.faces_b.len() * words_a, 0);
-    for (k, own) in w.planes_a.iter().enumerate() {
-        for (word, chunk) in w.planes_b.chunks(64).enumerate() {
-            let mut bits = 0u64;
-            for (j, o) in chunk.iter().enumerate() {
-                let reach = own.radius + o.radius + tolerance;
-                let meet = own.centre.distance_squared(o.centre) <= reach * reach;
-                bits |= u64::from(meet) << j;
-            }
-            w.near_a.push(bits);
-            // The transpose, from the set bits.
-            while bits != 0 {
-                let j = word * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                w.near_b[j * words_a + k / 64] |= 1 << (k % 64);
-            }
-        }
-    }
+    // The candidate vertices of each grain in B's frame, each transformed once, and their
+    // outcodes (Cohen–Sutherland): which candidate planes of the other grain each lies
+    // beyond. A face whose corners all lie beyond one plane is outside the other grain; a
+    // face whose corners lie beyond none is inside it whole; only the faces in between —
+    // those the intersection's boundary crosses — are clipped, and only by the planes some
+    // corner lies beyond. Those are the planes the clipping would have cut with anyway: a
+    // plane no corner lies beyond leaves the polygon as it is.
+    gather_points(a, &w.faces_a, &mut w.marks_a, &mut w.points_a, |x| {
+        a_to_b.point(x)
+    });
+    gather_points(b, &w.faces_b, &mut w.marks_b, &mut w.points_b, |x| x);
+    classify(&w.points_a, &w.planes_b, tolerance, &mut w.codes_a);
+    classify(&w.points_b, &w.planes_a, tolerance, &mut w.codes_b);
 
-    // A's candidate vertices in B's frame, each transformed once.
-    w.points_a.clear();
-    let generation = w.marks_a.generation;
     for (k, &f) in w.faces_a.iter().enumerate() {
         let face = a.faces()[f as usize];
-        w.clipper.start(face.vertex_count as usize);
-        for (i, h) in face.half_edges().enumerate() {
-            let v = a.half_edges()[h].origin as usize;
-            if w.marks_a.slotted[v] != generation {
-                w.marks_a.slotted[v] = generation;
-                w.marks_a.slot[v] = w.points_a.len() as u32;
-                w.points_a.push(a_to_b.point(a.vertices()[v]));
-            }
-            w.clipper.set(i, w.points_a[w.marks_a.slot[v] as usize]);
-        }
-        let near = &w.near_a[k * words_b..(k + 1) * words_b];
-        if w.clipper.part_inside(&w.planes_b, near, tolerance) {
-            let part = w.clipper.part();
-            sums.add(part);
-            sums.contact_area += polygon_area_vector(part);
-        }
+        let corners = face
+            .half_edges()
+            .map(|h| w.marks_a.slot[a.half_edges()[h].origin as usize] as usize);
+        let Some(part) = face_part(
+            corners,
+            &w.points_a,
+            &w.codes_a,
+            &w.planes_a[k],
+            &w.planes_b,
+            tolerance,
+            &mut w.masks,
+            &mut w.clipper,
+        ) else {
+            continue;
+        };
+        sums.add(part);
+        sums.contact_area += polygon_area_vector(part);
     }
     for (k, &g) in w.faces_b.iter().enumerate() {
         let face = b.faces()[g as usize];
-        let vertices = || {
-            b.half_edges()[face.half_edges()]
-                .iter()
-                .map(|h| b.vertices()[h.origin as usize])
+        let corners = face
+            .half_edges()
+            .map(|h| w.marks_b.slot[b.half_edges()[h].origin as usize] as usize);
+        let own = &w.planes_b[k];
+        let Some(part) = face_part(
+            corners,
+            &w.points_b,
+            &w.codes_b,
+            own,
+            &w.planes_a,
+            tolerance,
+            &mut w.masks,
+            &mut w.clipper,
+        ) else {
+            continue;
         };
-        w.clipper.start(face.vertex_count as usize);
-        for (i, x) in vertices().enumerate() {
-            w.clipper.set(i, x);
-        }
-        let near = &w.near_b[k * words_a..(k + 1) * words_a];
         // A face of B lying in a face of A with the same orientation is on A's surface and
         // already counted as A's part; counting it twice would double that boundary.
-        if w.clipper.part_inside(&w.planes_a, near, tolerance)
-            && !selected(&w.planes_a, near).any(|p| {
-                p.normal.dot(face.normal) > 1.0 - 1e-12
-                    && vertices().all(|x| p.distance(x).abs() <= tolerance)
-            })
-        {
-            sums.add(w.clipper.part());
+        let lies_in_a = w.planes_a.iter().any(|p| {
+            p.normal.dot(face.normal) > 1.0 - 1e-12
+                && spheres_meet(p, own, tolerance)
+                && b.half_edges()[face.half_edges()]
+                    .iter()
+                    .all(|h| p.distance(b.vertices()[h.origin as usize]).abs() <= tolerance)
+        });
+        if !lies_in_a {
+            sums.add(part);
         }
     }
 
@@ -308,6 +312,121 @@ fn intersect(
         normal: (rotation_b * direction).normalize(),
         area,
     })
+}
+
+/// Every vertex of `faces`, in B's frame (by `to_b`), into `points`, once each; a vertex's
+/// index there is kept in `marks.slot`.
+fn gather_points(
+    poly: &ConvexPolyhedron,
+    faces: &[u32],
+    marks: &mut Marks,
+    points: &mut Vec<DVec3>,
+    to_b: impl Fn(DVec3) -> DVec3,
+) {
+    points.clear();
+    let generation = marks.generation;
+    for &f in faces {
+        for h in poly.faces()[f as usize].half_edges() {
+            let v = poly.half_edges()[h].origin as usize;
+            if marks.slotted[v] != generation {
+                marks.slotted[v] = generation;
+                marks.slot[v] = points.len() as u32;
+                points.push(to_b(poly.vertices()[v]));
+            }
+        }
+    }
+}
+
+/// The outcode of every point: bit `j` (of `planes.len().div_ceil(64)` words per point)
+/// set when the point lies more than `tolerance` beyond plane `j`, computed with the same
+/// arithmetic as [`Clipper::clip`], so that both agree on every corner.
+fn classify(points: &[DVec3], planes: &[Plane], tolerance: f64, codes: &mut Vec<u64>) {
+    codes.clear();
+    for p in points {
+        for chunk in planes.chunks(64) {
+            let mut bits = 0u64;
+            for (j, plane) in chunk.iter().enumerate() {
+                let d = (plane.normal.x * p.x + plane.normal.y * p.y) + plane.normal.z * p.z
+                    - plane.offset;
+                bits |= ((tolerance - d).to_bits() >> 63) << j;
+            }
+            codes.push(bits);
+        }
+    }
+}
+
+/// Whether the spheres around two candidate faces meet (the same test, and the same
+/// rounding, from either side).
+#[inline]
+fn spheres_meet(p: &Plane, q: &Plane, tolerance: f64) -> bool {
+    let reach = p.radius + q.radius + tolerance;
+    p.centre.distance_squared(q.centre) <= reach * reach
+}
+
+/// Scratch masks over the other grain's candidate planes.
+#[derive(Default)]
+struct Masks {
+    any: Vec<u64>,
+    all: Vec<u64>,
+    clip: Vec<u64>,
+}
+
+/// The part of one candidate face inside the other grain, if it has area: the face's
+/// corners are indices into `points` (and `codes`, their outcodes against `others`), `own`
+/// is the face's plane and sphere.
+#[allow(clippy::too_many_arguments)]
+fn face_part<'c>(
+    corners: impl Iterator<Item = usize>,
+    points: &[DVec3],
+    codes: &[u64],
+    own: &Plane,
+    others: &[Plane],
+    tolerance: f64,
+    masks: &mut Masks,
+    clipper: &'c mut Clipper,
+) -> Option<&'c [DVec3]> {
+    let words = others.len().div_ceil(64);
+    masks.any.clear();
+    masks.any.resize(words, 0);
+    masks.all.clear();
+    masks.all.resize(words, !0);
+    let count = corners.size_hint().0;
+    clipper.start(count);
+    for (i, c) in corners.enumerate() {
+        clipper.set(i, points[c]);
+        let code = &codes[c * words..(c + 1) * words];
+        for ((any, all), &bits) in masks.any.iter_mut().zip(&mut masks.all).zip(code) {
+            *any |= bits;
+            *all &= bits;
+        }
+    }
+    if masks.all.iter().any(|&bits| bits != 0) {
+        // Every corner beyond one plane: the face is outside the other grain.
+        return None;
+    }
+    if masks.any.iter().all(|&bits| bits == 0) {
+        // No corner beyond any plane: the face is inside whole.
+        clipper.keep_whole();
+        return Some(clipper.part());
+    }
+    // Cut by the planes some corner lies beyond, among those whose faces come near this
+    // one (see [`Clipper::part_inside`] for why the others need not cut).
+    masks.clip.clear();
+    for (word, &any) in masks.any.iter().enumerate() {
+        let mut bits = any;
+        let mut near = 0u64;
+        while bits != 0 {
+            let j = bits.trailing_zeros();
+            bits &= bits - 1;
+            if spheres_meet(own, &others[word * 64 + j as usize], tolerance) {
+                near |= 1 << j;
+            }
+        }
+        masks.clip.push(near);
+    }
+    clipper
+        .part_inside(others, &masks.clip, tolerance)
+        .then(|| clipper.part())
 }
 
 /// A unit direction from A towards B in B's frame, estimated from the witness: the mean of
@@ -447,21 +566,6 @@ impl BoundarySums {
     }
 }
 
-/// The planes of `others` whose bits are set in `near`, in index order.
-#[inline]
-fn selected<'p>(others: &'p [Plane], near: &'p [u64]) -> impl Iterator<Item = &'p Plane> {
-    near.iter().enumerate().flat_map(move |(word, &bits)| {
-        let mut bits = bits;
-        std::iter::from_fn(move || {
-            (bits != 0).then(|| {
-                let i = word * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                &others[i]
-            })
-        })
-    })
-}
-
 /// The size of the fixed clipping buffers. Clipping by one plane at most doubles a
 /// polygon's vertex count, so polygons of up to half of it are clipped there.
 const CAPACITY: usize = 32;
@@ -533,7 +637,18 @@ impl Clipper {
         }
     }
 
-    /// The part left by [`Clipper::part_inside`].
+    /// Takes the polygon as it is for the part.
+    #[inline]
+    fn keep_whole(&mut self) {
+        if !self.is_large {
+            let c = &self.buffers[0];
+            for (i, p) in self.part[..self.len].iter_mut().enumerate() {
+                *p = DVec3::new(c.x[i], c.y[i], c.z[i]);
+            }
+        }
+    }
+
+    /// The part left by [`Clipper::part_inside`] or [`Clipper::keep_whole`].
     #[inline]
     fn part(&self) -> &[DVec3] {
         if self.is_large {
@@ -694,4 +809,245 @@ fn clip_large(
     }
     std::mem::swap(polygon, scratch);
     polygon.len() >= 3
+}
+
+#[cfg(test)]
+mod tests {
+    //! The overlap against the clipping it replaced ([`crate::overlap_reference`]: every
+    //! candidate face clipped by every candidate plane whose face sphere meets its own), over
+    //! random pairs from grazing to deep and with any hint the cache may hold.
+
+    use glam::DQuat;
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    use super::*;
+    use crate::closest::closest_features;
+    use crate::generate;
+    use crate::overlap_reference::overlap_reference;
+
+    fn rotation(r: &mut impl Rng) -> DQuat {
+        let (u1, u2, u3): (f64, f64, f64) = (r.random(), r.random(), r.random());
+        let (p, q) = ((1.0 - u1).sqrt(), u1.sqrt());
+        let tau = std::f64::consts::TAU;
+        DQuat::from_xyzw(
+            p * (tau * u2).sin(),
+            p * (tau * u2).cos(),
+            q * (tau * u3).sin(),
+            q * (tau * u3).cos(),
+        )
+        .normalize()
+    }
+
+    /// A grain of `k` vertices on a random ellipsoid of size about 2.
+    fn grain(k: usize, r: &mut ChaCha8Rng) -> ConvexPolyhedron {
+        let axes = DVec3::new(1.0, r.random_range(0.4..1.0), r.random_range(0.3..0.9));
+        generate::ellipsoid_grain(k, axes, r).expect("grain")
+    }
+
+    /// Pose of b along `direction` from a, pushed `depth` into a from touching (found by
+    /// bisection on the closest-feature verdict).
+    fn pushed(
+        a: &ConvexPolyhedron,
+        pa: &Pose,
+        b: &ConvexPolyhedron,
+        direction: DVec3,
+        rotation_b: DQuat,
+        depth: f64,
+    ) -> Pose {
+        let at = |s: f64| Pose::new(pa.position + direction * s, rotation_b);
+        let (mut lo, mut hi) = (0.0, a.diameter_bound() + b.diameter_bound());
+        let mut cache = FeatureCache::default();
+        for _ in 0..80 {
+            let mid = 0.5 * (lo + hi);
+            if closest_features(a, pa, b, &at(mid), &mut cache).is_penetrating() {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        at(hi - depth)
+    }
+
+    /// Whether two overlaps agree to round-off (relative to grains of size `scale`).
+    fn agree(x: Option<Overlap>, y: Option<Overlap>, scale: f64) -> Result<(), String> {
+        match (x, y) {
+            (None, None) => Ok(()),
+            (Some(x), Some(y)) => {
+                let volume = scale * scale * scale;
+                let close = (x.volume - y.volume).abs() <= 1e-12 * volume
+                    && (x.area - y.area).abs() <= 1e-11 * scale * scale
+                    && (x.centroid - y.centroid).length()
+                        <= 1e-12 * scale * (1.0 + 1e-3 * volume / x.volume)
+                    && (x.area <= 1e-9 * scale * scale
+                        || (x.normal - y.normal).length()
+                            <= 1e-9 * (1.0 + 1e-3 * scale * scale / x.area));
+                if close {
+                    Ok(())
+                } else {
+                    Err(format!("{x:?} vs {y:?}"))
+                }
+            }
+            (Some(x), None) | (None, Some(x)) if x.volume <= 1e-12 * scale * scale * scale => {
+                Ok(())
+            }
+            (x, y) => Err(format!("verdicts differ: {x:?} vs {y:?}")),
+        }
+    }
+
+    /// A cache as a pipeline may hold it: warm, cold, stale (from another pair or another
+    /// time), with features that do not exist, a normal pointing anywhere or not finite.
+    fn hints(warm: FeatureCache, r: &mut ChaCha8Rng) -> Vec<FeatureCache> {
+        let feature = |r: &mut ChaCha8Rng| match r.random_range(0..3) {
+            0 => Feature::Vertex(r.random_range(0..300)),
+            1 => Feature::Edge(r.random_range(0..900)),
+            _ => Feature::Face(r.random_range(0..600)),
+        };
+        vec![
+            warm,
+            FeatureCache::default(),
+            FeatureCache {
+                normal_hint: rotation(r) * DVec3::X,
+                ..warm
+            },
+            FeatureCache {
+                normal_hint: DVec3::splat(f64::NAN),
+                ..warm
+            },
+            FeatureCache {
+                feature_a: feature(r),
+                feature_b: feature(r),
+                normal_hint: rotation(r) * DVec3::X * r.random_range(0.0..2.0),
+                ..warm
+            },
+        ]
+    }
+
+    /// Counts of compared overlaps and of those equal to the last bit.
+    #[derive(Default)]
+    struct Tally {
+        compared: usize,
+        identical: usize,
+    }
+
+    /// Compares both overlaps of one placed pair under every hint; the warm cache comes from
+    /// the closest-feature walk, as in the pipeline.
+    fn compare(
+        a: &ConvexPolyhedron,
+        pa: &Pose,
+        b: &ConvexPolyhedron,
+        pb: &Pose,
+        r: &mut ChaCha8Rng,
+        tally: &mut Tally,
+    ) -> Result<(), String> {
+        let scale = a.diameter_bound().max(b.diameter_bound());
+        let mut warm = FeatureCache::default();
+        closest_features(a, pa, b, pb, &mut warm);
+        let cold = overlap_reference(a, pa, b, pb, None);
+        for cache in hints(warm, r) {
+            let new = overlap(a, pa, b, pb, Some(&cache));
+            let old = overlap_reference(a, pa, b, pb, Some(&cache));
+            agree(new, old, scale).map_err(|e| format!("same hint {cache:?}: {e}"))?;
+            agree(new, cold, scale).map_err(|e| format!("hint {cache:?} vs none: {e}"))?;
+            tally.compared += 1;
+            tally.identical += usize::from(new == old);
+        }
+        Ok(())
+    }
+
+    fn random_pair(seed: u64, tally: &mut Tally) -> Result<(), String> {
+        let mut r = ChaCha8Rng::seed_from_u64(seed);
+        let counts = [4, 5, 8, 12, 18, 20, 26, 40, 60, 100, 150, 200];
+        let a = grain(counts[r.random_range(0..counts.len())], &mut r);
+        let b = grain(counts[r.random_range(0..counts.len())], &mut r);
+        let pa = Pose::new(
+            DVec3::new(
+                r.random_range(-5.0..5.0),
+                r.random_range(-5.0..5.0),
+                r.random_range(-5.0..5.0),
+            ),
+            rotation(&mut r),
+        );
+        let size = 2.0;
+        // Depths from grazing to a fifth of the grain size and beyond.
+        let depth = match r.random_range(0..5) {
+            0 => size * 10f64.powf(r.random_range(-12.0..-4.0)),
+            1 => size * r.random_range(0.0..0.02),
+            2 => size * r.random_range(0.02..0.2),
+            3 => size * r.random_range(0.2..0.6),
+            _ => size * r.random_range(0.6..1.5),
+        };
+        let pb = pushed(
+            &a,
+            &pa,
+            &b,
+            rotation(&mut r) * DVec3::X,
+            rotation(&mut r),
+            depth,
+        );
+        compare(&a, &pa, &b, &pb, &mut r, tally)?;
+        compare(&b, &pb, &a, &pa, &mut r, tally)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1500))]
+        #[test]
+        fn agrees_with_the_reference_for_any_hint(seed in any::<u64>()) {
+            let mut tally = Tally::default();
+            random_pair(seed, &mut tally).map_err(TestCaseError::fail)?;
+        }
+    }
+
+    /// The share of overlaps equal to the reference's to the last bit, over a fixed sample.
+    #[test]
+    fn mostly_identical_to_the_last_bit() {
+        let mut tally = Tally::default();
+        for seed in 0..1000 {
+            random_pair(seed, &mut tally).unwrap();
+        }
+        eprintln!(
+            "{} of {} overlaps identical to the reference's to the last bit",
+            tally.identical, tally.compared
+        );
+        assert!(tally.identical * 100 >= tally.compared * 99);
+    }
+
+    /// Degenerate placements: faces in each other's planes, corners exactly on planes,
+    /// one grain inside the other, identical grains in identical poses.
+    #[test]
+    fn degenerate_placements_agree_with_the_reference() {
+        let mut r = ChaCha8Rng::seed_from_u64(7);
+        let mut tally = Tally::default();
+        let cube = generate::cube(1.0).unwrap();
+        let small = generate::cube(0.25).unwrap();
+        let octa = generate::octahedron(1.0).unwrap();
+        let ellipsoid = grain(30, &mut r);
+        let steps = [-1.0, -0.75, -0.5, -0.25, 0.0, 0.25, 0.5, 0.75, 1.0];
+        for &x in &steps {
+            for &y in &steps {
+                for &z in &[0.5, 0.75, 0.875, 1.0] {
+                    let pb = Pose::from_translation(DVec3::new(x, y, z));
+                    for (a, b) in [
+                        (&cube, &cube),
+                        (&cube, &small),
+                        (&small, &cube),
+                        (&octa, &cube),
+                    ] {
+                        compare(a, &Pose::IDENTITY, b, &pb, &mut r, &mut tally).unwrap();
+                    }
+                }
+            }
+        }
+        let turned = Pose::new(
+            DVec3::new(0.0, 0.0, 2f64.sqrt() - 0.1),
+            DQuat::from_rotation_z(std::f64::consts::FRAC_PI_4),
+        );
+        compare(&octa, &Pose::IDENTITY, &octa, &turned, &mut r, &mut tally).unwrap();
+        let p = Pose::new(DVec3::new(0.3, 0.0, 1.0), rotation(&mut r));
+        compare(&ellipsoid, &p, &ellipsoid, &p, &mut r, &mut tally).unwrap();
+        let inner = Pose::new(p.position, rotation(&mut r));
+        compare(&small, &inner, &ellipsoid, &p, &mut r, &mut tally).unwrap();
+        assert!(tally.identical * 100 >= tally.compared * 99);
+    }
 }
