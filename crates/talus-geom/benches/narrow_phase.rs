@@ -11,7 +11,8 @@
 //! * `separated/…` and `penetrating/…`: `closest_features` (warm), parry3d-f64's `distance`
 //!   and `contact` on the same poses, and the exhaustive search for K ≤ 62;
 //! * `overlap/…`: `closest_features` + `overlap` on the penetrating trajectory against
-//!   parry's `contact` (GJK + EPA);
+//!   parry's `contact` (GJK + EPA), and the same by `overlap_with_hint` (the walk along
+//!   the intersection curve, its hint kept from query to query);
 //! * `overlap_deep/…`: `closest_features` + `overlap` with b pushed a fifth of the grain
 //!   size (0.4) into a, for 20 and 200 vertices (over 10^4 steps of the trajectory): how
 //!   the cost of a deep overlap grows with the vertex count.
@@ -30,8 +31,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{
-    ConvexPolyhedron, FeatureCache, Pose, closest_features, closest_features_exhaustive, generate,
-    overlap,
+    ConvexPolyhedron, FeatureCache, OverlapHint, Pose, closest_features,
+    closest_features_exhaustive, generate, overlap, overlap_with_hint,
 };
 
 /// Vertex counts of table 4.4.
@@ -200,6 +201,24 @@ fn bench_overlap(criterion: &mut Criterion, name: &str, cases: &[Case]) {
                     let p = closest_features(&c.poly, a, &c.poly, b, &mut cache);
                     let o = overlap(&c.poly, a, &c.poly, b, Some(&cache));
                     // As the contact pipeline does: the next overlap starts from this normal.
+                    if let Some(o) = &o {
+                        cache.remember_normal(o, b);
+                    }
+                    black_box((p, o))
+                });
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("closest_features+overlap_with_hint", c.k),
+            c,
+            |bench, c| {
+                let mut cache = FeatureCache::default();
+                let mut hint = OverlapHint::default();
+                let mut cursor = Cursor { next: 0 };
+                bench.iter(|| {
+                    let (a, b) = cursor.step(c);
+                    let p = closest_features(&c.poly, a, &c.poly, b, &mut cache);
+                    let o = overlap_with_hint(&c.poly, a, &c.poly, b, Some(&cache), &mut hint);
                     if let Some(o) = &o {
                         cache.remember_normal(o, b);
                     }
