@@ -56,6 +56,8 @@ struct Marks {
     /// Per vertex: generation of `inside`.
     classified: Vec<u32>,
     inside: Vec<bool>,
+    /// Per vertex: generation in which it was checked against the other grain.
+    checked: Vec<u32>,
     /// Per edge: generation in which the curve crossed it.
     crossed: Vec<u32>,
     /// Per face: generation in which it was found to bound A∩B.
@@ -72,6 +74,7 @@ impl Marks {
             self.position.resize(v, DVec3::ZERO);
             self.classified.resize(v, 0);
             self.inside.resize(v, false);
+            self.checked.resize(v, 0);
         }
         if self.crossed.len() < e {
             self.crossed.resize(e, 0);
@@ -83,6 +86,7 @@ impl Marks {
         if generation == 1 {
             self.placed.fill(0);
             self.classified.fill(0);
+            self.checked.fill(0);
             self.crossed.fill(0);
             self.face.fill(0);
         }
@@ -103,6 +107,21 @@ pub(crate) struct Trace {
     pub parts_b: Vec<PartFace>,
     /// The cutting faces of the other grain, by [`PartFace::cuts`] ranges, in index order.
     pub cuts: Vec<u32>,
+}
+
+impl Trace {
+    /// Whether vertex `v` (of grain a when `of_a`, else b) is checked for the first time
+    /// since the last walk; marks it checked.
+    pub fn first_check(&mut self, of_a: bool, v: u32) -> bool {
+        let marks = if of_a {
+            &mut self.marks_a
+        } else {
+            &mut self.marks_b
+        };
+        let first = marks.checked[v as usize] != self.generation;
+        marks.checked[v as usize] = self.generation;
+        first
+    }
 }
 
 /// The two grains as the walk sees them: everything in B's frame.
