@@ -11,7 +11,11 @@
 //! * `separated/…` and `penetrating/…`: `closest_features` (warm), parry3d-f64's `distance`
 //!   and `contact` on the same poses, and the exhaustive search for K ≤ 62;
 //! * `overlap/…`: `closest_features` + `overlap` on the penetrating trajectory against
-//!   parry's `contact` (GJK + EPA).
+//!   parry's `contact` (GJK + EPA), and the same by `overlap_with_hint` (the walk along
+//!   the intersection curve, its hint kept from query to query);
+//! * `overlap_deep/…`: `closest_features` + `overlap` with b pushed a fifth of the grain
+//!   size (0.4) into a, for 20 and 200 vertices (over 10^4 steps of the trajectory): how
+//!   the cost of a deep overlap grows with the vertex count.
 //!
 //! Run with `cargo bench -p talus-geom --bench narrow_phase`; `TALUS_BENCH_K=18,462` limits
 //! the vertex counts.
@@ -27,8 +31,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{
-    ConvexPolyhedron, FeatureCache, Pose, closest_features, closest_features_exhaustive, generate,
-    overlap,
+    ConvexPolyhedron, FeatureCache, OverlapHint, Pose, closest_features,
+    closest_features_exhaustive, generate, overlap, overlap_with_hint,
 };
 
 /// Vertex counts of table 4.4.
@@ -59,9 +63,9 @@ fn vertex_counts() -> Vec<usize> {
 /// where the grains touch (found by bisection on the closest-feature verdict) and then
 /// moved by `depth` along z: down (slight penetration) for `depth` > 0, up (a gap) for
 /// `depth` < 0. The grains keep turning, so the contact wanders over their surfaces.
-fn trajectory(poly: &ConvexPolyhedron, depth: f64) -> Vec<(Pose, Pose)> {
+fn trajectory(poly: &ConvexPolyhedron, depth: f64, steps: usize) -> Vec<(Pose, Pose)> {
     let mut cache = FeatureCache::default();
-    (0..STEPS)
+    (0..steps)
         .map(|i| {
             let t = i as f64 * DT;
             let (ra, rb) = (DQuat::from_rotation_x(t), DQuat::from_rotation_y(t));
@@ -81,11 +85,11 @@ fn trajectory(poly: &ConvexPolyhedron, depth: f64) -> Vec<(Pose, Pose)> {
         .collect()
 }
 
-fn case(k: usize, depth: f64) -> Case {
+fn case(k: usize, depth: f64, steps: usize) -> Case {
     let mut rng = ChaCha8Rng::seed_from_u64(4711 + k as u64);
     let poly = generate::ellipsoid_grain(k, SEMI_AXES, &mut rng).expect("grain");
     let parry = ParryPolyhedron::from_convex_hull(poly.vertices()).expect("parry hull");
-    let poses = trajectory(&poly, depth);
+    let poses = trajectory(&poly, depth, steps);
     Case {
         k,
         poly,
@@ -179,8 +183,8 @@ fn bench_configuration(criterion: &mut Criterion, name: &str, cases: &[Case]) {
     group.finish();
 }
 
-fn bench_overlap(criterion: &mut Criterion, cases: &[Case]) {
-    let mut group = criterion.benchmark_group("overlap");
+fn bench_overlap(criterion: &mut Criterion, name: &str, cases: &[Case]) {
+    let mut group = criterion.benchmark_group(name);
     group
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(1))
@@ -204,6 +208,24 @@ fn bench_overlap(criterion: &mut Criterion, cases: &[Case]) {
                 });
             },
         );
+        group.bench_with_input(
+            BenchmarkId::new("closest_features+overlap_with_hint", c.k),
+            c,
+            |bench, c| {
+                let mut cache = FeatureCache::default();
+                let mut hint = OverlapHint::default();
+                let mut cursor = Cursor { next: 0 };
+                bench.iter(|| {
+                    let (a, b) = cursor.step(c);
+                    let p = closest_features(&c.poly, a, &c.poly, b, &mut cache);
+                    let o = overlap_with_hint(&c.poly, a, &c.poly, b, Some(&cache), &mut hint);
+                    if let Some(o) = &o {
+                        cache.remember_normal(o, b);
+                    }
+                    black_box((p, o))
+                });
+            },
+        );
     }
     group.finish();
 }
@@ -211,9 +233,11 @@ fn bench_overlap(criterion: &mut Criterion, cases: &[Case]) {
 fn main() {
     let ks = vertex_counts();
     // Separated: b lifted 0.1 (5 % of the grain size) above touching.
-    let separated: Vec<Case> = ks.iter().map(|&k| case(k, -0.1)).collect();
+    let separated: Vec<Case> = ks.iter().map(|&k| case(k, -0.1, STEPS)).collect();
     // Slightly penetrating: b pushed 0.01 (0.5 % of the grain size) into a.
-    let penetrating: Vec<Case> = ks.iter().map(|&k| case(k, 0.01)).collect();
+    let penetrating: Vec<Case> = ks.iter().map(|&k| case(k, 0.01, STEPS)).collect();
+    // Deep: b pushed 0.4 (a fifth of the grain size) into a.
+    let deep: Vec<Case> = [20, 200].iter().map(|&k| case(k, 0.4, 10_000)).collect();
     println!("walk steps per warm query over {STEPS} steps of the trajectory");
     println!(
         "{:>5} {:>12} {:>9} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}",
@@ -231,6 +255,7 @@ fn main() {
     let mut criterion = Criterion::default().configure_from_args();
     bench_configuration(&mut criterion, "separated", &separated);
     bench_configuration(&mut criterion, "penetrating", &penetrating);
-    bench_overlap(&mut criterion, &penetrating);
+    bench_overlap(&mut criterion, "overlap", &penetrating);
+    bench_overlap(&mut criterion, "overlap_deep", &deep);
     criterion.final_summary();
 }

@@ -139,6 +139,8 @@ pub struct ConvexPolyhedron {
     face_sphere: Vec<(DVec3, f64)>,
     /// Diagonal of `local_aabb`.
     diameter_bound: f64,
+    /// The mean of the vertices.
+    vertex_centroid: DVec3,
     /// Per edge: the packed data of the closest-feature walk.
     edge_records: Vec<EdgeRecord>,
     /// Per half-edge: the side plane of its face's prism, packed.
@@ -326,6 +328,7 @@ impl ConvexPolyhedron {
             half_edge_length,
             half_edge_side,
             diameter_bound: local_aabb.extents().length(),
+            vertex_centroid: DVec3::ZERO,
             local_aabb,
             face_sphere,
             edge_records,
@@ -339,7 +342,11 @@ impl ConvexPolyhedron {
                 "Euler characteristic {euler}, expected 2"
             )));
         }
-        Ok(poly)
+        let vertex_centroid = poly.vertices.iter().sum::<DVec3>() / poly.vertices.len() as f64;
+        Ok(ConvexPolyhedron {
+            vertex_centroid,
+            ..poly
+        })
     }
 
     /// The same polyhedron moved rigidly: every vertex `v` becomes `rotation · v +
@@ -511,7 +518,7 @@ impl ConvexPolyhedron {
     /// Mean of the vertices: a point strictly inside a convex polyhedron.
     #[must_use]
     pub fn vertex_centroid(&self) -> DVec3 {
-        self.vertices.iter().sum::<DVec3>() / self.vertices.len() as f64
+        self.vertex_centroid
     }
 
     /// Largest distance between two vertices.

@@ -1,0 +1,127 @@
+//! Steps the settled bed of the `contact_step` bench (2,000 twenty-vertex grains) for
+//! profiling: `perf record -g target/release/examples/settled_bed`.
+//!
+//! The settled state is kept in a file (`TALUS_BED_FILE`, default
+//! `target/settled_bed_<n>.postcard`), so that only the first run pays for settling.
+//! `TALUS_BED_STEPS` sets the steps timed (default 2,000), `TALUS_BED_THREADS` the threads.
+
+use std::time::Instant;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use talus_geom::glam::{DQuat, DVec3};
+use talus_geom::{Pose, generate};
+use talus_sim::force::{Coefficients, ForceModelRegistry};
+use talus_sim::material::Material;
+use talus_sim::wall::{Motion, Wall, WallGeometry};
+use talus_sim::{GrainDesc, SimParams, World, WorldSnapshot};
+
+const SPACING: f64 = 0.011;
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(default)
+}
+
+/// The bench's world: shapes, material, model and walls, and (when `grains`) its lattice.
+fn world(n: usize, grains: bool) -> World {
+    let mut world = World::new(SimParams {
+        dt: 2e-5,
+        margin: 2e-4,
+        ..SimParams::default()
+    })
+    .expect("world");
+    let mut rng = ChaCha8Rng::seed_from_u64(2024);
+    let shapes: Vec<_> = (0..8)
+        .map(|_| {
+            let g = generate::ellipsoid_grain(20, DVec3::new(0.005, 0.004, 0.003), &mut rng)
+                .expect("grain");
+            world.add_shape("grain", &g, None).expect("shape")
+        })
+        .collect();
+    let quartz = world
+        .add_material(Material::new("quartz", 2650.0).expect("material"))
+        .expect("material");
+    let coefficients =
+        Coefficients::from([("stiffness", 1e6), ("restitution", 0.3), ("friction", 0.5)]);
+    world
+        .set_force_model(
+            ForceModelRegistry::default()
+                .build("volumetric", &coefficients)
+                .expect("model"),
+        )
+        .expect("force model");
+    let side = ((n as f64).cbrt() * 1.4).ceil() as usize;
+    let width = side as f64 * SPACING;
+    let plane = |normal: DVec3, at: DVec3| {
+        Wall::new(
+            "wall",
+            WallGeometry::HalfSpace { normal },
+            Pose::from_translation(at),
+            Motion::Fixed,
+            None,
+        )
+        .expect("wall")
+    };
+    world.add_wall(plane(DVec3::Z, DVec3::ZERO));
+    world.add_wall(plane(DVec3::X, DVec3::ZERO));
+    world.add_wall(plane(-DVec3::X, DVec3::new(width, 0.0, 0.0)));
+    world.add_wall(plane(DVec3::Y, DVec3::ZERO));
+    world.add_wall(plane(-DVec3::Y, DVec3::new(0.0, width, 0.0)));
+    if grains {
+        for i in 0..n {
+            let cell = DVec3::new(
+                (i % side) as f64 + 0.5,
+                ((i / side) % side) as f64 + 0.5,
+                (i / (side * side)) as f64 + 0.5,
+            );
+            let mut d = GrainDesc::at_rest(shapes[i % shapes.len()], quartz, cell * SPACING);
+            d.orientation = DQuat::from_euler(
+                talus_geom::glam::EulerRot::XYZ,
+                rng.random::<f64>() * 6.3,
+                rng.random::<f64>() * 6.3,
+                rng.random::<f64>() * 6.3,
+            );
+            world.add_grain(d).expect("grain");
+        }
+    }
+    world
+}
+
+fn main() {
+    let n = env("TALUS_BED_N", 2000);
+    let steps = env("TALUS_BED_STEPS", 2000);
+    let threads = env("TALUS_BED_THREADS", 1);
+    let file = std::env::var("TALUS_BED_FILE")
+        .unwrap_or_else(|_| format!("target/settled_bed_{n}.postcard"));
+    let mut bed = world(n, false);
+    let restored = std::fs::read(&file)
+        .ok()
+        .and_then(|bytes| postcard::from_bytes::<WorldSnapshot>(&bytes).ok())
+        .is_some_and(|s| bed.restore(s).is_ok());
+    if !restored {
+        bed = world(n, true);
+        let start = Instant::now();
+        for _ in 0..15_000 {
+            bed.step();
+        }
+        println!("settled in {:.1} s", start.elapsed().as_secs_f64());
+        let bytes = postcard::to_stdvec(&bed.snapshot()).expect("snapshot");
+        std::fs::write(&file, bytes).expect("write the settled bed");
+    }
+    bed.set_threads(threads).expect("threads");
+    let start = Instant::now();
+    let mut contacts = 0;
+    for _ in 0..steps {
+        contacts += bed.step().contacts;
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    println!(
+        "{n} grains, {threads} thread(s), {steps} steps: {:.0} grain-steps/s, {:.0} contacts per step, {:.3} µs per contact-step",
+        (n * steps) as f64 / seconds,
+        contacts as f64 / steps as f64,
+        1e6 * seconds / contacts as f64
+    );
+}
