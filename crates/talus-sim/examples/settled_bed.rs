@@ -3,7 +3,8 @@
 //!
 //! The settled state is kept in a file (`TALUS_BED_FILE`, default
 //! `target/settled_bed_<n>.postcard`), so that only the first run pays for settling.
-//! `TALUS_BED_STEPS` sets the steps timed (default 2,000), `TALUS_BED_THREADS` the threads.
+//! `TALUS_BED_STEPS` sets the steps timed (default 2,000), `TALUS_BED_THREADS` the threads;
+//! `TALUS_BED_OUT` names a file for the final snapshot (to compare two builds byte for byte).
 
 use std::time::Instant;
 
@@ -118,6 +119,10 @@ fn main() {
         contacts += bed.step().contacts;
     }
     let seconds = start.elapsed().as_secs_f64();
+    if let Ok(out) = std::env::var("TALUS_BED_OUT") {
+        std::fs::write(out, postcard::to_stdvec(&bed.snapshot()).expect("snapshot"))
+            .expect("write");
+    }
     println!(
         "{n} grains, {threads} thread(s), {steps} steps: {:.0} grain-steps/s, {:.0} contacts per step, {:.3} µs per contact-step",
         (n * steps) as f64 / seconds,
