@@ -202,8 +202,6 @@ impl GearState {
 }
 
 impl super::Integrator for GearState {
-    const KIND: super::IntegratorKind = super::IntegratorKind::Gear;
-
     fn initial(kinematics: &Kinematics, inertia: &Inertia, load: &Load, dt: f64) -> Self {
         let pose = &kinematics.pose;
         let omega_dot = angular_acceleration(

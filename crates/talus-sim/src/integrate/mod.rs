@@ -31,9 +31,6 @@ pub enum IntegratorKind {
 /// component) and the two halves of a step around the one force evaluation. The step is
 /// generic over it, so the choice of scheme is made once per step, not per grain.
 pub trait Integrator: hecs::Component + Sized {
-    /// Which scheme this is.
-    const KIND: IntegratorKind;
-
     /// The state of a grain that starts at `kinematics` under `load` (gravity included),
     /// consistent with that load from the first step.
     fn initial(kinematics: &Kinematics, inertia: &Inertia, load: &Load, dt: f64) -> Self;

@@ -79,8 +79,6 @@ impl VerletState {
 }
 
 impl super::Integrator for VerletState {
-    const KIND: super::IntegratorKind = super::IntegratorKind::Verlet;
-
     fn initial(kinematics: &Kinematics, inertia: &Inertia, load: &Load, _dt: f64) -> Self {
         VerletState::initial(
             &kinematics.pose,
