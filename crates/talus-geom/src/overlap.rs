@@ -113,10 +113,14 @@ struct Workspace {
     points_a: Vec<DVec3>,
     /// A part of B's face, for the walk.
     points_b: Vec<DVec3>,
-    /// Which candidate faces' spheres meet: bit `j` of row `k` (`words_b` words per row) for
-    /// A's face `k` and B's face `j`, and the transpose.
-    near_a: Vec<u64>,
-    near_b: Vec<u64>,
+    /// For one candidate face: which of the other grain's candidate faces have a sphere
+    /// meeting its own (bit `j` for face `j`).
+    near: Vec<u64>,
+    /// The planes a face is clipped by (see [`bounding`]).
+    cut: Vec<u64>,
+    /// The candidate faces of A and B, coded against the other's planes.
+    coded_a: Coded,
+    coded_b: Coded,
     clipper: Clipper,
     trace: Trace,
     /// A part of the walk's and its scratch: corners with their tags (see [`ORIGINAL`]).
@@ -476,70 +480,75 @@ fn intersect(
     let tolerance = 1e-12 * scale;
     let mut sums = BoundarySums::default();
 
-    // Which candidate faces of A and B have meeting spheres: the same test, and the same
-    // rounding, from either side.
-    let (words_a, words_b) = (w.faces_a.len().div_ceil(64), w.faces_b.len().div_ceil(64));
-    w.near_a.clear();
-    w.near_b.clear();
-    w.near_b.resize(w.faces_b.len() * words_a, 0);
-    for (k, own) in w.planes_a.iter().enumerate() {
-        for (word, chunk) in w.planes_b.chunks(64).enumerate() {
-            let mut bits = 0u64;
-            for (j, o) in chunk.iter().enumerate() {
-                let reach = own.radius + o.radius + tolerance;
-                let meet = own.centre.distance_squared(o.centre) <= reach * reach;
-                bits |= u64::from(meet) << j;
-            }
-            w.near_a.push(bits);
-            // The transpose, from the set bits.
-            while bits != 0 {
-                let j = word * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                w.near_b[j * words_a + k / 64] |= 1 << (k % 64);
-            }
-        }
+    // Each candidate vertex gets an outcode: bit `j` set when it lies beyond the other
+    // grain's candidate plane `j` (by the clipper's own test, so that a plane no vertex of a
+    // face lies beyond is one whose clip would leave the face unchanged). A face with all
+    // its vertices beyond one plane has no part inside. A face is clipped by the planes some
+    // vertex lies beyond, among those that may bound its part (see `bounding`).
+    w.coded_a.reset(true);
+    for &f in &w.faces_a {
+        let corners = a.face_vertices(f as usize);
+        w.coded_a
+            .add_face(corners, &mut w.marks_a, &w.planes_b, tolerance, |v| {
+                a_to_b.point(a.vertices()[v])
+            });
     }
-
-    // A's candidate vertices in B's frame, each transformed once.
-    w.points_a.clear();
-    let generation = w.marks_a.generation;
+    w.coded_b.reset(false);
+    for &g in &w.faces_b {
+        let corners = b.face_vertices(g as usize);
+        w.coded_b
+            .add_face(corners, &mut w.marks_b, &w.planes_a, tolerance, |v| {
+                b.vertices()[v]
+            });
+    }
     for (k, &f) in w.faces_a.iter().enumerate() {
-        let face = a.faces()[f as usize];
-        w.clipper.start(face.vertex_count as usize);
-        for (i, h) in face.half_edges().enumerate() {
-            let v = a.half_edges()[h].origin as usize;
-            if w.marks_a.slotted[v] != generation {
-                w.marks_a.slotted[v] = generation;
-                w.marks_a.slot[v] = w.points_a.len() as u32;
-                w.points_a.push(a_to_b.point(a.vertices()[v]));
-            }
-            w.clipper.set(i, w.points_a[w.marks_a.slot[v] as usize]);
+        if w.coded_a.outside(k) {
+            continue;
         }
-        let near = &w.near_a[k * words_b..(k + 1) * words_b];
-        if w.clipper.part_inside(&w.planes_b, near, tolerance) {
+        bounding(
+            k,
+            &w.planes_a,
+            &w.planes_b,
+            &w.coded_a,
+            tolerance,
+            &mut w.near,
+            &mut w.cut,
+        );
+        w.clipper.start(a.faces()[f as usize].vertex_count as usize);
+        for (i, v) in a.face_vertices(f as usize).enumerate() {
+            w.clipper.set(i, w.coded_a.point(&w.marks_a, v as usize));
+        }
+        if w.clipper.part_inside(&w.planes_b, &w.cut, tolerance) {
             let part = w.clipper.part();
             sums.add(part);
             sums.contact_area += polygon_area_vector(part);
         }
     }
     for (k, &g) in w.faces_b.iter().enumerate() {
-        let face = b.faces()[g as usize];
-        let vertices = || {
-            b.half_edges()[face.half_edges()]
-                .iter()
-                .map(|h| b.vertices()[h.origin as usize])
-        };
-        w.clipper.start(face.vertex_count as usize);
-        for (i, x) in vertices().enumerate() {
-            w.clipper.set(i, x);
+        if w.coded_b.outside(k) {
+            continue;
         }
-        let near = &w.near_b[k * words_a..(k + 1) * words_a];
+        let face = b.faces()[g as usize];
+        bounding(
+            k,
+            &w.planes_b,
+            &w.planes_a,
+            &w.coded_b,
+            tolerance,
+            &mut w.near,
+            &mut w.cut,
+        );
+        w.clipper.start(face.vertex_count as usize);
+        for (i, v) in b.face_vertices(g as usize).enumerate() {
+            w.clipper.set(i, b.vertices()[v as usize]);
+        }
         // A face of B lying in a face of A with the same orientation is on A's surface and
         // already counted as A's part; counting it twice would double that boundary.
-        if w.clipper.part_inside(&w.planes_a, near, tolerance)
-            && !selected(&w.planes_a, near).any(|p| {
+        if w.clipper.part_inside(&w.planes_a, &w.cut, tolerance)
+            && !selected(&w.planes_a, &w.near).any(|p| {
                 p.normal.dot(face.normal) > 1.0 - 1e-12
-                    && vertices().all(|x| p.distance(x).abs() <= tolerance)
+                    && b.face_vertices(g as usize)
+                        .all(|v| p.distance(b.vertices()[v as usize]).abs() <= tolerance)
             })
         {
             sums.add(w.clipper.part());
@@ -552,6 +561,140 @@ fn intersect(
 /// The overlap from the sums over its boundary (in B's frame, B at `pose_b`): `None` when
 /// it has no volume. `direction` stands in for the normal when A's surface inside B has no
 /// vector area (one grain inside the other).
+/// Whether the spheres around a candidate face of A and one of B meet: always evaluated in
+/// this order, so that both sides see the same rounding.
+#[inline]
+fn spheres_meet(face_a: &Plane, face_b: &Plane, tolerance: f64) -> bool {
+    let reach = face_a.radius + face_b.radius + tolerance;
+    face_a.centre.distance_squared(face_b.centre) <= reach * reach
+}
+
+/// The planes among `others` that may bound the part of candidate face `k` (of `own`, with
+/// its planes `planes`) and that some vertex of the face lies beyond, into `cut`; in `near`,
+/// those whose face sphere meets the face's own.
+///
+/// A face of the other grain far from this face does not cross it, so it cannot bound the
+/// part of this face inside that grain: clipped by the near planes alone, a face keeps its
+/// part exactly, or — when it has none — gets one outside some candidate plane, which the
+/// check of the part's centroid against every plane rejects. A plane no vertex lies beyond
+/// leaves the face as it is.
+fn bounding(
+    k: usize,
+    planes: &[Plane],
+    others: &[Plane],
+    own: &Coded,
+    tolerance: f64,
+    near: &mut Vec<u64>,
+    cut: &mut Vec<u64>,
+) {
+    let face = &planes[k];
+    let any_beyond = own.any_row(k);
+    near.clear();
+    cut.clear();
+    for (chunk_index, chunk) in others.chunks(64).enumerate() {
+        let mut near_bits = 0u64;
+        for (j, o) in chunk.iter().enumerate() {
+            // Always in the order (A's face, B's face), so that both sides round alike.
+            let meets = if own.is_a {
+                spheres_meet(face, o, tolerance)
+            } else {
+                spheres_meet(o, face, tolerance)
+            };
+            near_bits |= u64::from(meets) << j;
+        }
+        near.push(near_bits);
+        cut.push(near_bits & any_beyond[chunk_index]);
+    }
+}
+
+/// The candidate faces of one grain with their vertices' outcodes against the other grain's
+/// candidate planes: each vertex transformed and coded once per query.
+#[derive(Default)]
+struct Coded {
+    /// Whether these are A's faces (the order of the sphere test).
+    is_a: bool,
+    /// Words per outcode (one bit per plane of the other grain).
+    words: usize,
+    /// The candidate vertices, in B's frame.
+    points: Vec<DVec3>,
+    /// Per point: its outcode.
+    codes: Vec<u64>,
+    /// Per face: the planes every vertex lies beyond, and those some vertex does.
+    all: Vec<u64>,
+    any: Vec<u64>,
+}
+
+impl Coded {
+    fn reset(&mut self, is_a: bool) {
+        self.is_a = is_a;
+        self.points.clear();
+        self.codes.clear();
+        self.all.clear();
+        self.any.clear();
+    }
+
+    fn add_face(
+        &mut self,
+        corners: impl Iterator<Item = u32>,
+        marks: &mut Marks,
+        planes: &[Plane],
+        tolerance: f64,
+        position: impl Fn(usize) -> DVec3,
+    ) {
+        let words = planes.len().div_ceil(64);
+        self.words = words;
+        let row = self.all.len();
+        self.all.resize(row + words, !0);
+        self.any.resize(row + words, 0);
+        for v in corners {
+            let v = v as usize;
+            if marks.slotted[v] != marks.generation {
+                marks.slotted[v] = marks.generation;
+                marks.slot[v] = self.points.len() as u32;
+                let x = position(v);
+                self.points.push(x);
+                push_outcode(&mut self.codes, planes, x, tolerance);
+            }
+            let slot = marks.slot[v] as usize;
+            for w in 0..words {
+                let c = self.codes[slot * words + w];
+                self.all[row + w] &= c;
+                self.any[row + w] |= c;
+            }
+        }
+    }
+
+    /// Whether face `k` lies wholly beyond some plane.
+    fn outside(&self, k: usize) -> bool {
+        self.all_row(k).iter().any(|&all| all != 0)
+    }
+
+    fn all_row(&self, k: usize) -> &[u64] {
+        &self.all[k * self.words..(k + 1) * self.words]
+    }
+
+    fn any_row(&self, k: usize) -> &[u64] {
+        &self.any[k * self.words..(k + 1) * self.words]
+    }
+
+    /// Vertex `v`, which a face added since the last reset holds.
+    fn point(&self, marks: &Marks, v: usize) -> DVec3 {
+        self.points[marks.slot[v] as usize]
+    }
+}
+
+/// Appends the outcode of `x` against `planes` (bit `j`: beyond plane `j` by more than
+/// `tolerance`), by the arithmetic of [`Clipper::clip`].
+#[inline]
+fn push_outcode(codes: &mut Vec<u64>, planes: &[Plane], x: DVec3, tolerance: f64) {
+    codes.extend(planes.chunks(64).map(|chunk| {
+        chunk.iter().enumerate().fold(0u64, |bits, (j, p)| {
+            let d = (p.normal.x * x.x + p.normal.y * x.y) + p.normal.z * x.z - p.offset;
+            bits | ((tolerance - d).to_bits() >> 63) << j
+        })
+    }));
+}
+
 fn finish(
     sums: &BoundarySums,
     scale: f64,
