@@ -40,7 +40,7 @@ pub use error::GeomError;
 pub use feature::{Feature, FeatureCache};
 pub use hull::{COORDINATE_LIMIT, FLATNESS_TOLERANCE, HULL_TOLERANCE, MIN_VOLUME_RATIO};
 pub use mass::MassProperties;
-pub use overlap::{Overlap, OverlapHint, overlap, overlap_with_hint};
+pub use overlap::{Overlap, OverlapHint, overlap, overlap_coherent, overlap_with_hint};
 pub use overlap_half_space::overlap_half_space;
 pub use polyhedron::{ConvexPolyhedron, Face, HalfEdge, VertexHalfEdges, polygon_area_vector};
 pub use pose::Pose;

@@ -118,6 +118,9 @@ struct Workspace {
     near: Vec<u64>,
     /// The planes a face is clipped by (see [`bounding`]).
     cut: Vec<u64>,
+    /// The faces of A and of B whose parts the last overlap found, in the order found.
+    kept_a: Vec<u32>,
+    kept_b: Vec<u32>,
     /// The candidate faces of A and B, coded against the other's planes.
     coded_a: Coded,
     coded_b: Coded,
@@ -132,14 +135,51 @@ thread_local! {
     static WORKSPACE: RefCell<Workspace> = RefCell::new(Workspace::default());
 }
 
-/// What a pair's last overlap by [`overlap_with_hint`] learned, kept by the caller for the
-/// next: a point where the intersection curve crossed (an edge of one grain through a face
-/// of the other). The next overlap checks it and starts its walk there; a stale or foreign
-/// hint is only a start that fails the check. Where the walk applies, its result does not
-/// depend on the hint, only the time it takes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// What a pair's last overlap learned, kept by the caller for the next: where the
+/// intersection curve crossed (an edge of one grain through a face of the other), for the
+/// walk of [`overlap_with_hint`], and which faces bounded A∩B, for [`overlap_coherent`]. The
+/// next overlap checks what it reuses; a stale or foreign hint is only a start that fails
+/// the check. The result does not depend on the hint beyond round-off, only the time it
+/// takes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OverlapHint {
     crossing: Option<Crossing>,
+    faces: BoundingFaces,
+}
+
+/// Faces kept in a hint, per grain: a contact of more is not reused.
+const HINT_FACES: usize = 8;
+
+/// The faces of A and of B whose parts bounded the last A∩B (none kept: counts zero).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct BoundingFaces {
+    a: [u32; HINT_FACES],
+    b: [u32; HINT_FACES],
+    count_a: u8,
+    count_b: u8,
+}
+
+impl BoundingFaces {
+    /// The faces `a` and `b`, or none when either list is empty or too long to keep.
+    fn new(a: &[u32], b: &[u32]) -> BoundingFaces {
+        let mut faces = BoundingFaces::default();
+        if (1..=HINT_FACES).contains(&a.len()) && (1..=HINT_FACES).contains(&b.len()) {
+            faces.a[..a.len()].copy_from_slice(a);
+            faces.b[..b.len()].copy_from_slice(b);
+            (faces.count_a, faces.count_b) = (a.len() as u8, b.len() as u8);
+        }
+        faces
+    }
+
+    /// The faces of each grain, when there are some and all exist on `a` and `b`.
+    fn on(&self, a: &ConvexPolyhedron, b: &ConvexPolyhedron) -> Option<(&[u32], &[u32])> {
+        let fa = self.a.get(..usize::from(self.count_a))?;
+        let fb = self.b.get(..usize::from(self.count_b))?;
+        let fits = |faces: &[u32], poly: &ConvexPolyhedron| {
+            faces.iter().all(|&f| (f as usize) < poly.faces().len())
+        };
+        (!fa.is_empty() && !fb.is_empty() && fits(fa, a) && fits(fb, b)).then_some((fa, fb))
+    }
 }
 
 /// The overlap of `a` and `b`, or `None` when they do not penetrate (or only touch).
@@ -178,6 +218,75 @@ pub fn overlap_with_hint(
     hint: &mut OverlapHint,
 ) -> Option<Overlap> {
     overlap_by(a, pose_a, b, pose_b, cache, Some(hint), true)
+}
+
+/// [`overlap`] for a pair followed from step to step, with its closest features in `cache`
+/// and what its last overlap learned in `hint` (both updated).
+///
+/// While a contact persists, the faces that bounded A∩B change rarely. Each of those faces
+/// is clipped by the planes of the other grain's ones alone (thesis §4.2: temporal
+/// coherence), which gives a part that holds its true part; the parts are then checked: every
+/// corner of a part lies in the other grain (a vertex of the grain by a walk over the other's
+/// faces, a corner cut out by a plane within that plane's face), which makes each part
+/// exactly its face within the other grain, and the parts close (their vector areas sum to
+/// zero), which makes them all of A∩B's boundary. A check that fails (a face entered or left
+/// the overlap, the grains parted) falls back to the closest features and the clipping of
+/// [`overlap`], which renew the hint; either way the result agrees to round-off. The closest
+/// features are not updated while the faces are reused: they are a start for the walk, and
+/// any start gives the same answer.
+#[must_use]
+pub fn overlap_coherent(
+    a: &ConvexPolyhedron,
+    pose_a: &Pose,
+    b: &ConvexPolyhedron,
+    pose_b: &Pose,
+    cache: &mut FeatureCache,
+    hint: &mut OverlapHint,
+) -> Option<Overlap> {
+    let a_to_b = Iso::between(pose_a, pose_b);
+    WORKSPACE.with(|w| {
+        let w = &mut *w.borrow_mut();
+        if let Some(o) = from_faces(a, b, pose_b, &a_to_b, &hint.faces, w) {
+            hint.faces = BoundingFaces::new(&w.kept_a, &w.kept_b);
+            return Some(o);
+        }
+        hint.faces = BoundingFaces::default();
+        if !closest_features_with(a, pose_a, b, pose_b, &a_to_b, cache).is_penetrating() {
+            return None;
+        }
+        let found = intersect(a, b, pose_b, &a_to_b, cache, true, w);
+        if found.is_some() {
+            hint.faces = BoundingFaces::new(&w.kept_a, &w.kept_b);
+        }
+        found
+    })
+}
+
+/// The overlap from the faces that bounded the last one, each clipped by the other grain's
+/// ones and checked (see [`overlap_coherent`]); `None` when there are none or a check fails.
+fn from_faces(
+    a: &ConvexPolyhedron,
+    b: &ConvexPolyhedron,
+    pose_b: &Pose,
+    a_to_b: &Iso,
+    faces: &BoundingFaces,
+    w: &mut Workspace,
+) -> Option<Overlap> {
+    let (faces_a, faces_b) = faces.on(a, b)?;
+    w.trace.begin(a, b);
+    for &f in faces_a {
+        w.trace.push_part(true, f, faces_b);
+    }
+    for &g in faces_b {
+        w.trace.push_part(false, g, faces_a);
+    }
+    let sums = assemble(a, b, a_to_b, w)?;
+    // One grain inside the other: no direction from the parts, and none kept to stand in.
+    let scale = a.diameter_bound() + b.diameter_bound();
+    if sums.contact_area.length() <= 1e-12 * scale * scale {
+        return None;
+    }
+    finish(&sums, scale, pose_b, || sums.contact_area)
 }
 
 /// The overlap, by the walk along the intersection curve when `hint` is given, else by
@@ -245,6 +354,27 @@ fn traced(
     let start = trace(a, b, a_to_b, &starts[..count], &mut w.trace);
     hint.crossing = start;
     start?;
+    let sums = assemble(a, b, a_to_b, w)?;
+    // The curve runs around A∩B, so A's surface inside B is not closed and its vector
+    // area does not vanish; were it round-off small, the witness direction stands in.
+    let scale = a.diameter_bound() + b.diameter_bound();
+    finish(&sums, scale, pose_b, || {
+        witness_direction(a, b, witness, a_to_b)
+    })
+}
+
+/// The boundary sums of A∩B from the faces listed in `w.trace` (each with the other grain's
+/// faces whose planes cut it), every corner of every part checked to lie in both grains and
+/// the parts checked to close; `None` when a check fails. The faces whose parts are not
+/// empty are left in `w.kept_a` and `w.kept_b`.
+fn assemble(
+    a: &ConvexPolyhedron,
+    b: &ConvexPolyhedron,
+    a_to_b: &Iso,
+    w: &mut Workspace,
+) -> Option<BoundarySums> {
+    w.kept_a.clear();
+    w.kept_b.clear();
     let scale = a.diameter_bound() + b.diameter_bound();
     let tolerance = 1e-12 * scale;
     let mut sums = BoundarySums::default();
@@ -312,6 +442,7 @@ fn traced(
                 return None;
             }
         }
+        w.kept_a.push(part.face);
         w.points_a.clear();
         w.points_a.extend(w.tagged.iter().map(|&(x, _)| x));
         sums.add(&w.points_a);
@@ -362,6 +493,7 @@ fn traced(
                     .all(|v| p.distance(b.vertices()[v as usize]).abs() <= tolerance)
             }
         });
+        w.kept_b.push(part.face);
         w.points_b.clear();
         w.points_b.extend(w.tagged.iter().map(|&(x, _)| x));
         let vector_area = polygon_area_vector(&w.points_b);
@@ -378,17 +510,9 @@ fn traced(
     if (closure + sums.contact_area).length() > 1e-9 * magnitude {
         return None;
     }
-    // The curve runs around A∩B, so A's surface inside B is not closed and its vector
-    // area does not vanish; were it round-off small, the witness direction stands in.
-    finish(&sums, scale, pose_b, || {
-        witness_direction(a, b, witness, a_to_b)
-    })
+    Some(sums)
 }
 
-/// Above this many pairs of candidate faces, [`overlap`] walks the intersection curve
-/// first. Measured (`narrow_phase` bench): the walk is cheaper for deep overlaps of
-/// 200-vertex grains (about 3×) and a little cheaper (10–20 %) for most other contacts,
-/// but a contact clipped as before keeps the results of earlier versions to the last bit.
 const WALK_ABOVE: usize = 1024;
 
 fn intersect(
@@ -485,6 +609,8 @@ fn intersect(
     // face lies beyond is one whose clip would leave the face unchanged). A face with all
     // its vertices beyond one plane has no part inside. A face is clipped by the planes some
     // vertex lies beyond, among those that may bound its part (see `bounding`).
+    w.kept_a.clear();
+    w.kept_b.clear();
     w.coded_a.reset(true);
     for &f in &w.faces_a {
         let corners = a.face_vertices(f as usize);
@@ -519,6 +645,7 @@ fn intersect(
             w.clipper.set(i, w.coded_a.point(&w.marks_a, v as usize));
         }
         if w.clipper.part_inside(&w.planes_b, &w.cut, tolerance) {
+            w.kept_a.push(f);
             let part = w.clipper.part();
             sums.add(part);
             sums.contact_area += polygon_area_vector(part);
@@ -544,7 +671,11 @@ fn intersect(
         }
         // A face of B lying in a face of A with the same orientation is on A's surface and
         // already counted as A's part; counting it twice would double that boundary.
-        if w.clipper.part_inside(&w.planes_a, &w.cut, tolerance)
+        let inside = w.clipper.part_inside(&w.planes_a, &w.cut, tolerance);
+        if inside {
+            w.kept_b.push(g);
+        }
+        if inside
             && !selected(&w.planes_a, &w.near).any(|p| {
                 p.normal.dot(face.normal) > 1.0 - 1e-12
                     && b.face_vertices(g as usize)
@@ -1336,14 +1467,23 @@ mod tests {
     }
 
     /// Overlap hints as a pipeline may hold them: none, the right one, one from another
-    /// pair, made-up ones.
+    /// pair, made-up ones (crossings and bounding faces, existing or not).
     fn overlap_hints(right: OverlapHint, r: &mut ChaCha8Rng) -> Vec<OverlapHint> {
-        let mut made_up = |edge_of_a| OverlapHint {
-            crossing: Some(Crossing {
-                edge: r.random_range(0..700),
-                face: r.random_range(0..500),
-                edge_of_a,
-            }),
+        let mut made_up = |edge_of_a| {
+            let faces = |r: &mut ChaCha8Rng| -> Vec<u32> {
+                let top = if r.random() { 12 } else { 500 };
+                (0..r.random_range(1..=HINT_FACES))
+                    .map(|_| r.random_range(0..top))
+                    .collect()
+            };
+            OverlapHint {
+                crossing: Some(Crossing {
+                    edge: r.random_range(0..700),
+                    face: r.random_range(0..500),
+                    edge_of_a,
+                }),
+                faces: BoundingFaces::new(&faces(r), &faces(r)),
+            }
         };
         let (x, y) = (made_up(true), made_up(false));
         let stale = STALE.with(|s| s.replace(right));
@@ -1372,6 +1512,7 @@ mod tests {
         let cold = overlap_reference(a, pa, b, pb, None);
         let mut right = OverlapHint::default();
         let _ = overlap_with_hint(a, pa, b, pb, Some(&warm), &mut right);
+        let _ = overlap_coherent(a, pa, b, pb, &mut warm.clone(), &mut right);
         for cache in hints(warm, r) {
             // The walk's result for this cache, whatever the overlap hint (with another
             // cache only the stand-in normal of a vanishing contact area may differ).
@@ -1380,6 +1521,10 @@ mod tests {
             let plain = overlap(a, pa, b, pb, Some(&cache));
             agree(plain, old, scale).map_err(|e| format!("{cache:?} overlap(): {e}"))?;
             for mut hint in overlap_hints(right, r) {
+                let coherent =
+                    overlap_coherent(a, pa, b, pb, &mut cache.clone(), &mut hint.clone());
+                agree(coherent, old, scale)
+                    .map_err(|e| format!("{cache:?} {hint:?} coherent: {e}"))?;
                 let walked = walk_only(a, pa, b, pb, &cache, hint);
                 let new = overlap_with_hint(a, pa, b, pb, Some(&cache), &mut hint);
                 agree(new, old, scale).map_err(|e| format!("{cache:?} {hint:?}: {e}"))?;
@@ -1454,6 +1599,47 @@ mod tests {
             tally.compared, tally.traced, tally.identical
         );
         assert!(tally.traced * 2 >= tally.compared);
+    }
+
+    /// Pairs followed along a trajectory, as the contact pipeline follows them: each step's
+    /// overlap by [`overlap_coherent`], with the cache and hint the last step left, agrees
+    /// with the reference's; and most steps reuse the last step's faces (printed: how many).
+    #[test]
+    fn persisting_contacts_reuse_their_faces_and_agree() {
+        let (mut steps, mut reused) = (0usize, 0usize);
+        for seed in 0..60 {
+            let mut r = ChaCha8Rng::seed_from_u64(seed);
+            let counts = [6, 12, 20, 26, 60, 200];
+            let a = grain(counts[r.random_range(0..counts.len())], &mut r);
+            let b = grain(counts[r.random_range(0..counts.len())], &mut r);
+            let pa = Pose::new(DVec3::ZERO, rotation(&mut r));
+            let direction = rotation(&mut r) * DVec3::X;
+            let depth = 2.0 * 10f64.powf(r.random_range(-3.0..-1.0));
+            let start = pushed(&a, &pa, &b, direction, rotation(&mut r), depth);
+            let spin = rotation(&mut r) * DVec3::X;
+            let drift = rotation(&mut r) * DVec3::X * 5e-5;
+            let (mut cache, mut hint) = (FeatureCache::default(), OverlapHint::default());
+            for k in 0..200 {
+                let t = k as f64;
+                // b turns and slides along the surface, sinking in and rising out.
+                let pb = Pose::new(
+                    start.position + drift * t + direction * (1e-4 * (0.05 * t).sin()),
+                    DQuat::from_axis_angle(spin, 5e-4 * t) * start.rotation,
+                );
+                let a_to_b = Iso::between(&pa, &pb);
+                let faces = hint.faces;
+                let by_faces = WORKSPACE.with(|w| {
+                    from_faces(&a, &b, &pb, &a_to_b, &faces, &mut w.borrow_mut()).is_some()
+                });
+                let got = overlap_coherent(&a, &pa, &b, &pb, &mut cache, &mut hint);
+                let want = overlap_reference(&a, &pa, &b, &pb, None);
+                agree(got, want, 2.0).unwrap_or_else(|e| panic!("seed {seed} step {k}: {e}"));
+                steps += usize::from(want.is_some());
+                reused += usize::from(by_faces);
+            }
+        }
+        eprintln!("{steps} overlapping steps, {reused} from the last step's faces");
+        assert!(reused * 4 >= steps * 3, "{reused} of {steps}");
     }
 
     /// Degenerate placements: faces in each other's planes, corners exactly on planes,

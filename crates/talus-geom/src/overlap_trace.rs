@@ -28,7 +28,7 @@ use crate::iso::Iso;
 use crate::polyhedron::ConvexPolyhedron;
 
 /// A point of the intersection curve: an edge of one grain through a face of the other.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Crossing {
     /// The edge.
     pub edge: u32,
@@ -110,6 +110,35 @@ pub(crate) struct Trace {
 }
 
 impl Trace {
+    /// Starts a new query of `a` and `b`: no vertex checked, no part listed.
+    pub fn begin(&mut self, a: &ConvexPolyhedron, b: &ConvexPolyhedron) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.generation = 1;
+        }
+        self.marks_a.reset(a, self.generation);
+        self.marks_b.reset(b, self.generation);
+        self.parts_a.clear();
+        self.parts_b.clear();
+        self.cuts.clear();
+    }
+
+    /// Lists `face` (of grain a when `of_a`, else b) as bounding A∩B, cut by the planes of
+    /// the other grain's faces `cuts`.
+    pub fn push_part(&mut self, of_a: bool, face: u32, cuts: &[u32]) {
+        let start = self.cuts.len() as u32;
+        self.cuts.extend_from_slice(cuts);
+        let part = PartFace {
+            face,
+            cuts: (start, self.cuts.len() as u32),
+        };
+        if of_a {
+            self.parts_a.push(part);
+        } else {
+            self.parts_b.push(part);
+        }
+    }
+
     /// Whether vertex `v` (of grain a when `of_a`, else b) is checked for the first time
     /// since the last walk; marks it checked.
     pub fn first_check(&mut self, of_a: bool, v: u32) -> bool {
@@ -513,13 +542,8 @@ pub(crate) fn trace(
     starts: &[Crossing],
     trace: &mut Trace,
 ) -> Option<Crossing> {
-    trace.generation = trace.generation.wrapping_add(1);
-    if trace.generation == 0 {
-        trace.generation = 1;
-    }
+    trace.begin(a, b);
     let generation = trace.generation;
-    trace.marks_a.reset(a, generation);
-    trace.marks_b.reset(b, generation);
     let s = Scene {
         a,
         b,

@@ -9,7 +9,8 @@
 
 use talus_geom::glam::DVec3;
 use talus_geom::{
-    ConvexPolyhedron, FeatureCache, Overlap, Pose, closest_features, overlap, overlap_half_space,
+    ConvexPolyhedron, FeatureCache, Overlap, OverlapHint, Pose, overlap_coherent,
+    overlap_half_space,
 };
 
 use crate::broad::{PairEvents, ProxyPair};
@@ -55,6 +56,8 @@ pub(crate) enum Solid<'a> {
 pub(crate) struct Contact {
     pub pair: ProxyPair,
     pub features: FeatureCache,
+    /// What the last overlap learned: the faces that bounded it.
+    pub overlap_hint: OverlapHint,
     pub touching: bool,
     pub history: History,
 }
@@ -122,6 +125,7 @@ pub(crate) fn apply_events(
     let fresh = |pair: ProxyPair| Contact {
         pair,
         features: FeatureCache::default(),
+        overlap_hint: OverlapHint::default(),
         touching: false,
         history: History::zeros(history_len),
     };
@@ -153,13 +157,14 @@ pub(crate) fn evaluate(
 ) -> Option<ContactForce> {
     let overlap = match (a.solid, b.solid) {
         (Solid::Polyhedron(pa), Solid::Polyhedron(pb)) => {
-            let touching =
-                closest_features(pa, &a.pose, pb, &b.pose, &mut contact.features).is_penetrating();
-            let found = if touching {
-                overlap(pa, &a.pose, pb, &b.pose, Some(&contact.features))
-            } else {
-                None
-            };
+            let found = overlap_coherent(
+                pa,
+                &a.pose,
+                pb,
+                &b.pose,
+                &mut contact.features,
+                &mut contact.overlap_hint,
+            );
             // The next step's overlap starts from this normal (temporal coherence).
             if let Some(o) = &found {
                 contact.features.remember_normal(o, &b.pose);

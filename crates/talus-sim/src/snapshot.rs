@@ -20,7 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 use talus_geom::glam::DVec3;
-use talus_geom::{Aabb, ConvexPolyhedron, Feature, FeatureCache, Pose};
+use talus_geom::{Aabb, ConvexPolyhedron, Feature, FeatureCache, OverlapHint, Pose};
 
 use crate::broad::{PairEvents, ProxyPair};
 use crate::contact::{Contact, History};
@@ -118,6 +118,8 @@ pub struct ContactSnapshot {
     pub pair: ProxyPair,
     /// Closest features and last contact normal of the narrow phase.
     pub features: FeatureCache,
+    /// What the pair's last overlap learned (the faces that bounded it).
+    pub overlap_hint: OverlapHint,
     /// Whether the bodies touched in the last step.
     pub touching: bool,
     /// The force model's per-contact history (for instance the tangential spring).
@@ -229,6 +231,7 @@ impl World {
                 .map(|c| ContactSnapshot {
                     pair: c.pair,
                     features: c.features,
+                    overlap_hint: c.overlap_hint,
                     touching: c.touching,
                     history: c.history.as_slice().to_vec(),
                 })
@@ -317,6 +320,7 @@ impl World {
             .map(|c| Contact {
                 pair: c.pair,
                 features: c.features,
+                overlap_hint: c.overlap_hint,
                 touching: c.touching,
                 // Its length was checked against the model's, at most MAX_HISTORY.
                 history: History::from_slice(&c.history).unwrap_or(History::zeros(0)),
