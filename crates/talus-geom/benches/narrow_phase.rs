@@ -12,7 +12,9 @@
 //!   and `contact` on the same poses, and the exhaustive search for K ≤ 62;
 //! * `overlap/…`: `closest_features` + `overlap` on the penetrating trajectory against
 //!   parry's `contact` (GJK + EPA), and the same by `overlap_with_hint` (the walk along
-//!   the intersection curve, its hint kept from query to query);
+//!   the intersection curve, its hint kept from query to query), and `overlap_coherent`
+//!   (the contact pipeline's query: the faces that bounded the last overlap reused and
+//!   checked, closest features and clipping when the check fails);
 //! * `overlap_deep/…`: `closest_features` + `overlap` with b pushed a fifth of the grain
 //!   size (0.4) into a, for 20 and 200 vertices (over 10^4 steps of the trajectory): how
 //!   the cost of a deep overlap grows with the vertex count.
@@ -32,7 +34,7 @@ use rand_chacha::ChaCha8Rng;
 use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{
     ConvexPolyhedron, FeatureCache, OverlapHint, Pose, closest_features,
-    closest_features_exhaustive, generate, overlap, overlap_with_hint,
+    closest_features_exhaustive, generate, overlap, overlap_coherent, overlap_with_hint,
 };
 
 /// Vertex counts of table 4.4.
@@ -226,6 +228,19 @@ fn bench_overlap(criterion: &mut Criterion, name: &str, cases: &[Case]) {
                 });
             },
         );
+        group.bench_with_input(BenchmarkId::new("overlap_coherent", c.k), c, |bench, c| {
+            let mut cache = FeatureCache::default();
+            let mut hint = OverlapHint::default();
+            let mut cursor = Cursor { next: 0 };
+            bench.iter(|| {
+                let (a, b) = cursor.step(c);
+                let o = overlap_coherent(&c.poly, a, &c.poly, b, &mut cache, &mut hint);
+                if let Some(o) = &o {
+                    cache.remember_normal(o, b);
+                }
+                black_box(o)
+            });
+        });
     }
     group.finish();
 }

@@ -867,6 +867,49 @@ fn clip_tagged(
     tag: u32,
     tolerance: f64,
 ) -> bool {
+    // The distances once, then nothing more when no corner lies beyond the plane.
+    const ON_STACK: usize = 32;
+    let n = polygon.len();
+    if n > ON_STACK {
+        return clip_tagged_large(polygon, scratch, plane, tag, tolerance);
+    }
+    let mut distances = [0.0; ON_STACK];
+    let mut beyond = 0usize;
+    for (d, &(p, _)) in distances.iter_mut().zip(polygon.iter()) {
+        *d = plane.distance(p);
+        beyond += usize::from(*d > tolerance);
+    }
+    if beyond == 0 {
+        return true;
+    }
+    if beyond == n {
+        return false;
+    }
+    scratch.clear();
+    for k in 0..n {
+        let l = if k + 1 == n { 0 } else { k + 1 };
+        let ((p, tp), (q, _)) = (polygon[k], polygon[l]);
+        let (dp, dq) = (distances[k], distances[l]);
+        let (p_in, q_in) = (dp <= tolerance, dq <= tolerance);
+        if p_in {
+            scratch.push((p, tp));
+        }
+        if p_in != q_in {
+            scratch.push((p + (q - p) * (dp / (dp - dq)).clamp(0.0, 1.0), tag));
+        }
+    }
+    std::mem::swap(polygon, scratch);
+    polygon.len() >= 3
+}
+
+/// [`clip_tagged`] for a polygon of many corners.
+fn clip_tagged_large(
+    polygon: &mut Vec<(DVec3, u32)>,
+    scratch: &mut Vec<(DVec3, u32)>,
+    plane: &Plane,
+    tag: u32,
+    tolerance: f64,
+) -> bool {
     scratch.clear();
     let n = polygon.len();
     let mut outside = false;
@@ -890,8 +933,6 @@ fn clip_tagged(
     polygon.len() >= 3
 }
 
-/// Whether `x` (in `poly`'s frame, on the plane of face `f` up to round-off) lies inside that
-/// face, up to `margin`.
 fn in_face(poly: &ConvexPolyhedron, f: u32, x: DVec3, margin: f64) -> bool {
     poly.face_side_planes(f as usize)
         .iter()
