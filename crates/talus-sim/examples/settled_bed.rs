@@ -115,8 +115,16 @@ fn main() {
     bed.set_threads(threads).expect("threads");
     let start = Instant::now();
     let mut contacts = 0;
+    let mut stages = [std::time::Duration::ZERO; 6];
     for _ in 0..steps {
-        contacts += bed.step().contacts;
+        let s = bed.step();
+        contacts += s.contacts;
+        for (total, t) in stages
+            .iter_mut()
+            .zip([s.predict, s.bounds, s.broad, s.narrow, s.forces, s.correct])
+        {
+            *total += t;
+        }
     }
     let seconds = start.elapsed().as_secs_f64();
     if let Ok(out) = std::env::var("TALUS_BED_OUT") {
@@ -128,5 +136,15 @@ fn main() {
         (n * steps) as f64 / seconds,
         contacts as f64 / steps as f64,
         1e6 * seconds / contacts as f64
+    );
+    let per_step = |d: std::time::Duration| 1e6 * d.as_secs_f64() / steps as f64;
+    println!(
+        "µs per step: predict {:.0} bounds {:.0} broad {:.0} narrow {:.0} accumulate {:.0} correct {:.0}",
+        per_step(stages[0]),
+        per_step(stages[1]),
+        per_step(stages[2]),
+        per_step(stages[3]),
+        per_step(stages[4]),
+        per_step(stages[5])
     );
 }
