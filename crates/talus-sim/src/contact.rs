@@ -97,6 +97,8 @@ impl History {
 /// The force a contact transmits this step.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct ContactForce {
+    /// The two bodies (kept here so that the sum per body reads this list alone).
+    pub pair: ProxyPair,
     /// Force on body b (body a feels the opposite).
     pub force_on_b: DVec3,
     /// Where it acts: the overlap's centroid.
@@ -214,6 +216,7 @@ pub(crate) fn evaluate(
     };
     let size = 2.0 * a.radius.min(b.radius);
     Some(ContactForce {
+        pair: contact.pair,
         force_on_b,
         point: overlap.centroid,
         depth_ratio: depth / size,

@@ -342,13 +342,12 @@ impl World {
         let mut count = 0;
         let mut max_ratio: f64 = 0.0;
         let mut grain_contacts = 0usize;
-        for (contact, out) in self.contacts.iter().zip(&self.contact_forces) {
-            let Some(f) = out else { continue };
+        for f in self.contact_forces.iter().flatten() {
             count += 1;
             max_ratio = max_ratio.max(f.depth_ratio);
             for (proxy, force) in [
-                (contact.pair.a, -f.force_on_b),
-                (contact.pair.b, f.force_on_b),
+                (f.pair.a, -f.force_on_b),
+                (f.pair.b, f.force_on_b),
             ] {
                 let position = self.bodies[proxy as usize].pose.position;
                 let load = Load {
