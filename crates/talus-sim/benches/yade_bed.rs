@@ -10,7 +10,8 @@
 //! of the same format. `TALUS_BED_TILES=k` lays k × k copies of the bed side by side in one
 //! box (the side walls moved out to enclose them all; each copy is settled, so the whole is
 //! a settled bed of k² × 500 grains): the large-bed case, which prints the peak memory per
-//! grain and the time per step instead of running criterion.
+//! grain and the time per step instead of running criterion; the grains are numbered grain by
+//! grain across the copies, or copy after copy with `TALUS_BED_ORDER=copies`.
 
 use std::hint::black_box;
 use std::io::Read;
@@ -125,6 +126,8 @@ fn yade_bed(tiles: usize) -> World {
             .expect("wall"),
         );
     }
+    // Each grain's shape once, shared by its copies.
+    let mut grains = Vec::new();
     for (i, grain) in bed["grains"].as_array().expect("grains").iter().enumerate() {
         let points: Vec<DVec3> = grain["vertices_local"]
             .as_array()
@@ -140,21 +143,40 @@ fn yade_bed(tiles: usize) -> World {
         let q = grain["orientation_wxyz"].as_array().expect("quaternion");
         let w = |k: usize| q[k].as_f64().expect("a number");
         let to_world = DQuat::from_xyzw(w(1), w(2), w(3), w(0)).normalize();
-        for (tx, ty) in (0..tiles).flat_map(|x| (0..tiles).map(move |y| (x, y))) {
-            let offset = DVec3::new(tx as f64 * width.x, ty as f64 * width.y, 0.0);
-            // The world turns the shape from its principal frame into the frame it was
-            // given in; its centre of mass is talus' own (Yade's origin is Yade's, equal to
-            // round-off).
-            let mut desc = GrainDesc::at_rest(
-                id,
-                rock,
-                vec3(&grain["position"]) + offset + to_world * shape.input_center_of_mass,
-            );
-            desc.orientation = to_world;
-            desc.velocity = vec3(&grain["velocity"]);
-            desc.angular_velocity = vec3(&grain["angular_velocity"]);
-            world.add_grain(desc).expect("grain");
-        }
+        // The world turns the shape from its principal frame into the frame it was given
+        // in; its centre of mass is talus' own (Yade's origin is Yade's, equal to
+        // round-off).
+        let mut desc = GrainDesc::at_rest(
+            id,
+            rock,
+            vec3(&grain["position"]) + to_world * shape.input_center_of_mass,
+        );
+        desc.orientation = to_world;
+        desc.velocity = vec3(&grain["velocity"]);
+        desc.angular_velocity = vec3(&grain["angular_velocity"]);
+        grains.push(desc);
+    }
+    // Numbered grain by grain across the copies (each grain's copies one after another,
+    // neighbours in space `tiles²` numbers apart), or, with `TALUS_BED_ORDER=copies`, copy
+    // by copy (neighbours in space near in number): to measure what the numbering costs.
+    let scattered = std::env::var("TALUS_BED_ORDER").map_or(true, |o| o != "copies");
+    let tile_list: Vec<(usize, usize)> = (0..tiles)
+        .flat_map(|x| (0..tiles).map(move |y| (x, y)))
+        .collect();
+    let copies: Vec<(usize, (usize, usize))> = if scattered {
+        (0..grains.len())
+            .flat_map(|g| tile_list.iter().map(move |&t| (g, t)))
+            .collect()
+    } else {
+        tile_list
+            .iter()
+            .flat_map(|&t| (0..grains.len()).map(move |g| (g, t)))
+            .collect()
+    };
+    for (g, (tx, ty)) in copies {
+        let mut desc = grains[g];
+        desc.position += DVec3::new(tx as f64 * width.x, ty as f64 * width.y, 0.0);
+        world.add_grain(desc).expect("grain");
     }
     let dt = 0.9 * world.critical_time_step();
     world.set_dt(dt).expect("dt");
@@ -180,6 +202,11 @@ fn large(world: &mut World) {
     let n = world.grain_count();
     for threads in [1, 2] {
         world.set_threads(threads).expect("threads");
+        // Untimed steps first: the first builds the broad phase's lists and meets every
+        // contact cold.
+        for _ in 0..3 {
+            world.step();
+        }
         let steps = 10;
         let start = std::time::Instant::now();
         let mut coordination = 0.0;
