@@ -59,6 +59,9 @@ pub(crate) struct Contact {
     /// What the last overlap learned: the faces that bounded it.
     pub overlap_hint: OverlapHint,
     pub touching: bool,
+    /// Joined the list this step, after the narrow phase met the others: its force is
+    /// still to be found.
+    pub fresh: bool,
     pub history: History,
 }
 
@@ -107,34 +110,43 @@ pub(crate) struct ContactForce {
     pub depth_ratio: f64,
 }
 
-/// Brings the contact list in line with the broad phase's events: the ended pairs leave,
-/// the started ones join with fresh caches; the list stays sorted. The merge writes into
-/// `spare` and swaps it in, so both lists keep their memory from step to step.
+/// Brings the contact list and its forces in line with the broad phase's events: the ended
+/// pairs leave, the started ones join with fresh caches, marked `fresh` (their forces still
+/// to be found); both lists stay sorted. The merge writes into the spares and swaps them in,
+/// so all lists keep their memory from step to step.
 pub(crate) fn apply_events(
-    contacts: &mut Vec<Contact>,
-    spare: &mut Vec<Contact>,
+    lists: (&mut Vec<Contact>, &mut Vec<Option<ContactForce>>),
+    spares: (&mut Vec<Contact>, &mut Vec<Option<ContactForce>>),
     events: &PairEvents,
     history_len: usize,
 ) {
     if events.started.is_empty() && events.ended.is_empty() {
         return;
     }
+    let ((contacts, forces), (spare, spare_forces)) = (lists, spares);
     let mut ended = events.ended.iter().peekable();
     let mut started = events.started.iter().peekable();
     std::mem::swap(contacts, spare);
+    std::mem::swap(forces, spare_forces);
     contacts.clear();
+    forces.clear();
     contacts.reserve(spare.len() + events.started.len());
+    forces.reserve(spare.len() + events.started.len());
     let fresh = |pair: ProxyPair| Contact {
         pair,
         features: FeatureCache::default(),
         overlap_hint: OverlapHint::default(),
         touching: false,
+        fresh: true,
         history: History::zeros(history_len),
     };
-    for c in spare.drain(..) {
+    // The forces list is as long as the contact list, or empty when no force was found.
+    spare_forces.resize(spare.len(), None);
+    for (c, f) in spare.drain(..).zip(spare_forces.drain(..)) {
         while let Some(&&s) = started.peek() {
             if s < c.pair {
                 contacts.push(fresh(s));
+                forces.push(None);
                 started.next();
             } else {
                 break;
@@ -145,8 +157,12 @@ pub(crate) fn apply_events(
             continue;
         }
         contacts.push(c);
+        forces.push(f);
     }
-    contacts.extend(started.map(|&s| fresh(s)));
+    for &s in started {
+        contacts.push(fresh(s));
+        forces.push(None);
+    }
 }
 
 /// Narrow phase and force for one pair; `None` when the bodies do not touch.
@@ -242,15 +258,28 @@ mod tests {
     #[test]
     fn events_merge_into_a_sorted_list() {
         let (mut contacts, mut spare) = (Vec::new(), Vec::new());
+        let (mut forces, mut spare_forces) = (Vec::new(), Vec::new());
         let mut events = PairEvents {
             started: pairs(&[(0, 1), (0, 3), (2, 5)]),
             ended: vec![],
         };
-        apply_events(&mut contacts, &mut spare, &events, 3);
+        apply_events(
+            (&mut contacts, &mut forces),
+            (&mut spare, &mut spare_forces),
+            &events,
+            3,
+        );
+        assert!(contacts.iter().all(|c| c.fresh) && forces.len() == contacts.len());
         contacts[1].history.as_mut_slice()[0] = 7.0;
+        contacts.iter_mut().for_each(|c| c.fresh = false);
         events.started = pairs(&[(0, 2), (4, 5)]);
         events.ended = pairs(&[(0, 1), (2, 5)]);
-        apply_events(&mut contacts, &mut spare, &events, 3);
+        apply_events(
+            (&mut contacts, &mut forces),
+            (&mut spare, &mut spare_forces),
+            &events,
+            3,
+        );
         let got: Vec<ProxyPair> = contacts.iter().map(|c| c.pair).collect();
         assert_eq!(got, pairs(&[(0, 2), (0, 3), (4, 5)]));
         assert_eq!(
@@ -258,5 +287,12 @@ mod tests {
             7.0,
             "the surviving pair keeps its history"
         );
+        let fresh: Vec<bool> = contacts.iter().map(|c| c.fresh).collect();
+        assert_eq!(
+            fresh,
+            [true, false, true],
+            "only the started pairs are fresh"
+        );
+        assert_eq!(forces.len(), contacts.len());
     }
 }

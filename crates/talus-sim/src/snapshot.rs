@@ -322,6 +322,7 @@ impl World {
                 features: c.features,
                 overlap_hint: c.overlap_hint,
                 touching: c.touching,
+                fresh: false,
                 // Its length was checked against the model's, at most MAX_HISTORY.
                 history: History::from_slice(&c.history).unwrap_or(History::zeros(0)),
             })

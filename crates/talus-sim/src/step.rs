@@ -7,7 +7,9 @@
 //!    §4.1.3), and each wall's state at the end of the step;
 //! 3. *broad*: the broad phase updates the overlapping pairs;
 //! 4. *narrow*: for every pair of overlapping boxes, the closest features and, when the
-//!    bodies penetrate, their overlap and the force model's force — in parallel over pairs;
+//!    bodies penetrate, their overlap and the force model's force — in parallel over pairs,
+//!    and beside the broad phase for the pairs already listed (the pairs it starts are met
+//!    after it; see [`World::broad_beside_narrow`]);
 //! 5. *accumulate*: the contact forces summed per body in the fixed order of the sorted pair
 //!    list (so the sums do not depend on the threads), then gravity, the loads applied for
 //!    this step and an optional force field;
@@ -15,14 +17,16 @@
 //!
 //! The step is generic over the [`Integrator`]: the scheme is chosen once per step.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use hecs::Entity;
 use rayon::prelude::*;
 use talus_geom::glam::DVec3;
 use talus_geom::{Aabb, Pose};
 
+use crate::broad::{BroadPhase, PairEvents};
 use crate::contact::{BodyView, Contact, ContactForce, Solid, apply_events, evaluate};
+use crate::force::ForceModel;
 use crate::integrate::{
     GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
 };
@@ -103,6 +107,47 @@ impl BodyViews<'_> {
     }
 }
 
+/// Stage 4 over `contacts` (only the fresh ones when `fresh_only`): closest features,
+/// overlap and force of each pair, on `threads` threads; each pair's result in `forces`, in
+/// the list's order.
+fn narrow(
+    contacts: &mut [Contact],
+    forces: &mut [Option<ContactForce>],
+    views: &BodyViews,
+    model: Option<&dyn ForceModel>,
+    dt: f64,
+    threads: usize,
+    fresh_only: bool,
+) {
+    let one = |(contact, out): (&mut Contact, &mut Option<ContactForce>)| {
+        if fresh_only && !contact.fresh {
+            return;
+        }
+        contact.fresh = false;
+        let (a, b) = (
+            views.view(contact.pair.a as usize),
+            views.view(contact.pair.b as usize),
+        );
+        *out = match model {
+            Some(model) if a.mass.is_finite() || b.mass.is_finite() => {
+                evaluate(contact, &a, &b, model, dt)
+            }
+            _ => None,
+        };
+    };
+    // Each pair's result depends on that pair alone, so the split between threads changes
+    // nothing; few pairs are not worth waking the workers for.
+    if threads == 1 || contacts.len() < PARALLEL_PAIRS {
+        contacts.iter_mut().zip(forces.iter_mut()).for_each(one);
+    } else {
+        contacts
+            .par_iter_mut()
+            .zip(forces.par_iter_mut())
+            .with_min_len(64)
+            .for_each(one);
+    }
+}
+
 impl World {
     /// One time step with gravity and the loads applied for it.
     pub fn step(&mut self) -> &StepStats {
@@ -130,9 +175,7 @@ impl World {
         let predicted = Instant::now();
         self.bounds(t_end);
         let bounded = Instant::now();
-        self.broad_phase();
-        let broad_done = Instant::now();
-        self.narrow(dt);
+        let broad = self.broad_beside_narrow(dt);
         let narrowed = Instant::now();
         let (contacts, max_overlap_ratio, coordination) = self.accumulate(field, t_end);
         let accumulated = Instant::now();
@@ -145,8 +188,8 @@ impl World {
         self.stats = StepStats {
             predict: predicted - start,
             bounds: bounded - predicted,
-            broad: broad_done - bounded,
-            narrow: narrowed - broad_done,
+            broad,
+            narrow: (narrowed - bounded).saturating_sub(broad),
             forces: accumulated - narrowed,
             correct: corrected - accumulated,
             pairs: self.broad.pair_count(),
@@ -216,63 +259,72 @@ impl World {
         }
     }
 
-    /// Stage 3: the broad phase's pairs, and the contact list brought in line with them.
-    fn broad_phase(&mut self) {
-        self.events.clear();
-        self.broad.update(&self.boxes, &mut self.events);
-        let history_len = self.force_model.as_deref().map_or(0, |m| m.history_len());
+    /// Stages 3 and 4: the broad phase finds this step's pair events while the narrow phase
+    /// meets the pairs of the last step's list (beside each other when there are several
+    /// threads); then the list takes the events (the ended pairs leave with their forces,
+    /// the started ones join) and the narrow phase meets the started pairs. Each pair's
+    /// result depends on that pair alone, and an ended pair's is dropped with it: the same
+    /// results as the broad phase first, to the last bit. Returns the broad phase's time.
+    fn broad_beside_narrow(&mut self, dt: f64) -> Duration {
+        self.gather_bodies();
+        let World {
+            broad,
+            boxes,
+            events,
+            contacts,
+            spare_contacts,
+            contact_forces,
+            spare_forces,
+            force_model,
+            bodies,
+            shapes,
+            walls,
+            pool,
+            ..
+        } = self;
+        let views = BodyViews {
+            bodies,
+            shapes,
+            walls,
+        };
+        let model = force_model.as_deref();
+        contact_forces.resize(contacts.len(), None);
+        let find_events = |broad: &mut dyn BroadPhase, events: &mut PairEvents| {
+            let start = Instant::now();
+            events.clear();
+            broad.update(boxes, events);
+            start.elapsed()
+        };
+        let threads = pool.current_num_threads();
+        let broad_time = if threads > 1 && contacts.len() >= PARALLEL_PAIRS {
+            pool.install(|| {
+                rayon::join(
+                    || find_events(&mut **broad, events),
+                    || narrow(contacts, contact_forces, &views, model, dt, threads, false),
+                )
+            })
+            .0
+        } else {
+            let time = find_events(&mut **broad, events);
+            narrow(contacts, contact_forces, &views, model, dt, 1, false);
+            time
+        };
+        let history_len = model.map_or(0, |m| m.history_len());
         apply_events(
-            &mut self.contacts,
-            &mut self.spare_contacts,
-            &self.events,
+            (contacts, contact_forces),
+            (spare_contacts, spare_forces),
+            events,
             history_len,
         );
-    }
-
-    /// Stage 4: closest features, overlap and force of every pair, in parallel; each pair's
-    /// result in `contact_forces`, in the pair list's order.
-    fn narrow(&mut self, dt: f64) {
-        self.gather_bodies();
-        let Some(model) = self.force_model.as_deref() else {
-            self.contact_forces.clear();
-            self.contact_forces.resize(self.contacts.len(), None);
-            return;
-        };
-        let views = BodyViews {
-            bodies: &self.bodies,
-            shapes: &self.shapes,
-            walls: &self.walls,
-        };
-        self.contact_forces.resize(self.contacts.len(), None);
-        let views = &views;
-        let one = |(contact, out): (&mut Contact, &mut Option<ContactForce>)| {
-            let (a, b) = (
-                views.view(contact.pair.a as usize),
-                views.view(contact.pair.b as usize),
-            );
-            *out = if a.mass.is_finite() || b.mass.is_finite() {
-                evaluate(contact, &a, &b, model, dt)
+        if !events.started.is_empty() {
+            let threads = if events.started.len() >= PARALLEL_PAIRS {
+                threads
             } else {
-                None
+                1
             };
-        };
-        // Each pair's result depends on that pair alone, so the split between threads
-        // changes nothing; few pairs are not worth waking the workers for, and one worker
-        // is the calling thread (handing it the work would only cost a job allocation).
-        if self.contacts.len() < PARALLEL_PAIRS || self.pool.current_num_threads() == 1 {
-            self.contacts
-                .iter_mut()
-                .zip(self.contact_forces.iter_mut())
-                .for_each(one);
-        } else {
-            self.pool.install(|| {
-                self.contacts
-                    .par_iter_mut()
-                    .zip(self.contact_forces.par_iter_mut())
-                    .with_min_len(64)
-                    .for_each(one);
-            });
+            pool.install(|| narrow(contacts, contact_forces, &views, model, dt, threads, true));
         }
+        broad_time
     }
 
     /// What each proxy is this step, at its evaluated pose and velocity: one contiguous

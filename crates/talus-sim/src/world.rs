@@ -239,6 +239,8 @@ pub struct World {
     /// The contact list's second buffer, for merging the broad phase's events.
     pub(crate) spare_contacts: Vec<Contact>,
     pub(crate) contact_forces: Vec<Option<ContactForce>>,
+    /// The force list's second buffer.
+    pub(crate) spare_forces: Vec<Option<ContactForce>>,
     /// Scratch: each proxy as the contact stage sees it, and each wall's state at the end
     /// of the step; kept to reuse their memory.
     pub(crate) bodies: Vec<BodyState>,
@@ -285,6 +287,7 @@ impl World {
             contacts: Vec::new(),
             spare_contacts: Vec::new(),
             contact_forces: Vec::new(),
+            spare_forces: Vec::new(),
             bodies: Vec::new(),
             wall_states: Vec::new(),
             pool,
