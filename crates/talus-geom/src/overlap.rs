@@ -150,35 +150,55 @@ pub struct OverlapHint {
 /// Faces kept in a hint, per grain: a contact of more is not reused.
 const HINT_FACES: usize = 8;
 
-/// The faces of A and of B whose parts bounded the last A∩B (none kept: counts zero).
+/// The faces of A and of B whose parts bounded the last A∩B (none kept: counts zero). Face
+/// indices are kept in 16 bits (every contact holds a hint, so its size is memory per
+/// grain); a grain of more faces is not reused.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct BoundingFaces {
-    a: [u32; HINT_FACES],
-    b: [u32; HINT_FACES],
+    a: [u16; HINT_FACES],
+    b: [u16; HINT_FACES],
     count_a: u8,
     count_b: u8,
 }
 
 impl BoundingFaces {
-    /// The faces `a` and `b`, or none when either list is empty or too long to keep.
+    /// The faces `a` and `b`, or none when either list is empty, too long to keep or holds
+    /// an index past 16 bits.
     fn new(a: &[u32], b: &[u32]) -> BoundingFaces {
         let mut faces = BoundingFaces::default();
-        if (1..=HINT_FACES).contains(&a.len()) && (1..=HINT_FACES).contains(&b.len()) {
-            faces.a[..a.len()].copy_from_slice(a);
-            faces.b[..b.len()].copy_from_slice(b);
+        let keeps = |list: &[u32]| {
+            (1..=HINT_FACES).contains(&list.len()) && list.iter().all(|&f| u16::try_from(f).is_ok())
+        };
+        if keeps(a) && keeps(b) {
+            for (kept, &f) in faces.a.iter_mut().zip(a).chain(faces.b.iter_mut().zip(b)) {
+                *kept = f as u16;
+            }
             (faces.count_a, faces.count_b) = (a.len() as u8, b.len() as u8);
         }
         faces
     }
 
-    /// The faces of each grain, when there are some and all exist on `a` and `b`.
-    fn on(&self, a: &ConvexPolyhedron, b: &ConvexPolyhedron) -> Option<(&[u32], &[u32])> {
+    /// The faces of each grain (into `a` and `b`, with their counts), when there are some
+    /// and all exist on `poly_a` and `poly_b`.
+    fn on(
+        &self,
+        poly_a: &ConvexPolyhedron,
+        poly_b: &ConvexPolyhedron,
+        a: &mut [u32; HINT_FACES],
+        b: &mut [u32; HINT_FACES],
+    ) -> Option<(usize, usize)> {
         let fa = self.a.get(..usize::from(self.count_a))?;
         let fb = self.b.get(..usize::from(self.count_b))?;
-        let fits = |faces: &[u32], poly: &ConvexPolyhedron| {
-            faces.iter().all(|&f| (f as usize) < poly.faces().len())
+        let fits = |faces: &[u16], poly: &ConvexPolyhedron| {
+            !faces.is_empty() && faces.iter().all(|&f| usize::from(f) < poly.faces().len())
         };
-        (!fa.is_empty() && !fb.is_empty() && fits(fa, a) && fits(fb, b)).then_some((fa, fb))
+        if !fits(fa, poly_a) || !fits(fb, poly_b) {
+            return None;
+        }
+        for (out, &f) in a.iter_mut().zip(fa).chain(b.iter_mut().zip(fb)) {
+            *out = u32::from(f);
+        }
+        Some((fa.len(), fb.len()))
     }
 }
 
@@ -272,7 +292,9 @@ fn from_faces(
     faces: &BoundingFaces,
     w: &mut Workspace,
 ) -> Option<Overlap> {
-    let (faces_a, faces_b) = faces.on(a, b)?;
+    let (mut faces_a, mut faces_b) = ([0; HINT_FACES], [0; HINT_FACES]);
+    let (count_a, count_b) = faces.on(a, b, &mut faces_a, &mut faces_b)?;
+    let (faces_a, faces_b) = (&faces_a[..count_a], &faces_b[..count_b]);
     w.trace.begin(a, b);
     for &f in faces_a {
         w.trace.push_part(true, f, faces_b);
