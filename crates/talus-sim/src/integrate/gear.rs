@@ -120,9 +120,41 @@ impl GearState {
         }
     }
 
+    /// Velocity of the centre of mass.
+    #[must_use]
+    pub fn velocity(&self, dt: f64) -> DVec3 {
+        self.position[0] / dt
+    }
+
+    /// Angular velocity, world frame, for a grain at `pose`.
+    #[must_use]
+    pub fn angular_velocity(&self, pose: &Pose, dt: f64) -> DVec3 {
+        angular_velocity(DVec4::from(pose.rotation), self.rotation[0] / dt)
+    }
+}
+
+impl super::Integrator for GearState {
+    fn initial(kinematics: &Kinematics, inertia: &Inertia, load: &Load, dt: f64) -> Self {
+        let pose = &kinematics.pose;
+        let omega_dot = angular_acceleration(
+            pose.rotation,
+            inertia.principal,
+            kinematics.angular_velocity,
+            load.torque,
+        );
+        GearState::initial(
+            pose,
+            kinematics.velocity,
+            kinematics.angular_velocity,
+            load.force / inertia.mass,
+            omega_dot,
+            dt,
+        )
+    }
+
     /// The predictor: moves `pose` and the derivatives one step ahead (3.25) and returns
     /// the kinematics at the predicted state.
-    pub fn predict(&mut self, pose: &mut Pose, dt: f64) -> Kinematics {
+    fn predict(&mut self, pose: &mut Pose, _inertia: &Inertia, dt: f64) -> Kinematics {
         let mut r = [
             pose.position,
             self.position[0],
@@ -159,7 +191,7 @@ impl GearState {
     /// The corrector: with the total `load` (gravity included) found at the predicted
     /// state, corrects pose and derivatives (3.28–3.30), then renormalises q and makes q̇
     /// orthogonal to it.
-    pub fn correct(
+    fn correct(
         &mut self,
         pose: &mut Pose,
         load: &Load,
@@ -186,53 +218,6 @@ impl GearState {
         }
         self.rotation[0] -= q0 * q0.dot(self.rotation[0]);
         pose.rotation = DQuat::from_vec4(q0);
-    }
-
-    /// Velocity of the centre of mass.
-    #[must_use]
-    pub fn velocity(&self, dt: f64) -> DVec3 {
-        self.position[0] / dt
-    }
-
-    /// Angular velocity, world frame, for a grain at `pose`.
-    #[must_use]
-    pub fn angular_velocity(&self, pose: &Pose, dt: f64) -> DVec3 {
-        angular_velocity(DVec4::from(pose.rotation), self.rotation[0] / dt)
-    }
-}
-
-impl super::Integrator for GearState {
-    fn initial(kinematics: &Kinematics, inertia: &Inertia, load: &Load, dt: f64) -> Self {
-        let pose = &kinematics.pose;
-        let omega_dot = angular_acceleration(
-            pose.rotation,
-            inertia.principal,
-            kinematics.angular_velocity,
-            load.torque,
-        );
-        GearState::initial(
-            pose,
-            kinematics.velocity,
-            kinematics.angular_velocity,
-            load.force / inertia.mass,
-            omega_dot,
-            dt,
-        )
-    }
-
-    fn predict(&mut self, pose: &mut Pose, _inertia: &Inertia, dt: f64) -> Kinematics {
-        GearState::predict(self, pose, dt)
-    }
-
-    fn correct(
-        &mut self,
-        pose: &mut Pose,
-        load: &Load,
-        inertia: &Inertia,
-        kinematics: &Kinematics,
-        dt: f64,
-    ) {
-        GearState::correct(self, pose, load, inertia, kinematics, dt);
     }
 
     fn velocities(&self, pose: &Pose, _inertia: &Inertia, dt: f64) -> (DVec3, DVec3) {

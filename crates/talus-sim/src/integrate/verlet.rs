@@ -50,27 +50,6 @@ impl VerletState {
         }
     }
 
-    /// First half kick and drift.
-    pub fn predict(&mut self, pose: &mut Pose, inertia: &Inertia, dt: f64) -> Kinematics {
-        self.velocity += self.load.force / inertia.mass * (0.5 * dt);
-        pose.position += self.velocity * dt;
-        self.angular_momentum += self.load.torque * (0.5 * dt);
-        let omega = angular_velocity_of(pose, inertia.principal, self.angular_momentum);
-        pose.rotation = (rotation_step(omega, dt) * pose.rotation).normalize();
-        Kinematics {
-            pose: *pose,
-            velocity: self.velocity,
-            angular_velocity: angular_velocity_of(pose, inertia.principal, self.angular_momentum),
-        }
-    }
-
-    /// Second half kick with the new load.
-    pub fn correct(&mut self, load: &Load, inertia: &Inertia, dt: f64) {
-        self.velocity += load.force / inertia.mass * (0.5 * dt);
-        self.angular_momentum += load.torque * (0.5 * dt);
-        self.load = *load;
-    }
-
     /// Angular velocity, world frame.
     #[must_use]
     pub fn angular_velocity(&self, pose: &Pose, inertia: &Inertia) -> DVec3 {
@@ -89,10 +68,21 @@ impl super::Integrator for VerletState {
         )
     }
 
+    /// First half kick and drift.
     fn predict(&mut self, pose: &mut Pose, inertia: &Inertia, dt: f64) -> Kinematics {
-        VerletState::predict(self, pose, inertia, dt)
+        self.velocity += self.load.force / inertia.mass * (0.5 * dt);
+        pose.position += self.velocity * dt;
+        self.angular_momentum += self.load.torque * (0.5 * dt);
+        let omega = angular_velocity_of(pose, inertia.principal, self.angular_momentum);
+        pose.rotation = (rotation_step(omega, dt) * pose.rotation).normalize();
+        Kinematics {
+            pose: *pose,
+            velocity: self.velocity,
+            angular_velocity: angular_velocity_of(pose, inertia.principal, self.angular_momentum),
+        }
     }
 
+    /// Second half kick with the new load.
     fn correct(
         &mut self,
         _pose: &mut Pose,
@@ -101,7 +91,9 @@ impl super::Integrator for VerletState {
         _kinematics: &Kinematics,
         dt: f64,
     ) {
-        VerletState::correct(self, load, inertia, dt);
+        self.velocity += load.force / inertia.mass * (0.5 * dt);
+        self.angular_momentum += load.torque * (0.5 * dt);
+        self.load = *load;
     }
 
     fn velocities(&self, pose: &Pose, inertia: &Inertia, _dt: f64) -> (DVec3, DVec3) {
