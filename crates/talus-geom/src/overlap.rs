@@ -426,43 +426,31 @@ fn assemble(
     // grain is checked once, against the whole other grain.
     let margin = 1e-9 * scale;
     let b_to_a = a_to_b.inverse();
-    let (inner_a, inner_b) = (a.vertex_centroid(), b.vertex_centroid());
     let (mut start_a, mut start_b) = (w.trace.parts_a[0].face, w.trace.parts_b[0].face);
     let first_cut = |p: &PartFace| (p.cuts.0 < p.cuts.1).then(|| w.trace.cuts[p.cuts.0 as usize]);
     start_a = first_cut(&w.trace.parts_b[0]).unwrap_or(start_a);
     start_b = first_cut(&w.trace.parts_a[0]).unwrap_or(start_b);
     let mut magnitude = 0.0;
+    let limits = (tolerance, margin);
+    let in_b = Container {
+        poly: b,
+        inner: b.vertex_centroid(),
+        from_b: None,
+        part_of_a: true,
+    };
+    let in_a = Container {
+        poly: a,
+        inner: a.vertex_centroid(),
+        from_b: Some(b_to_a),
+        part_of_a: false,
+    };
     for k in 0..w.trace.parts_a.len() {
         let part = w.trace.parts_a[k];
-        let face = a.faces()[part.face as usize];
-        w.tagged.clear();
-        for h in face.half_edges() {
-            let v = a.half_edges()[h].origin;
-            w.tagged
-                .push((a_to_b.point(a.vertices()[v as usize]), ORIGINAL | v));
-        }
-        let cuts = &w.trace.cuts[part.cuts.0 as usize..part.cuts.1 as usize];
-        if !cuts.iter().all(|&g| {
-            clip_tagged(
-                &mut w.tagged,
-                &mut w.tagged_scratch,
-                &plane_b(g),
-                g,
-                tolerance,
-            )
-        }) {
+        let corners = a
+            .face_vertices(part.face as usize)
+            .map(|v| (a_to_b.point(a.vertices()[v as usize]), ORIGINAL | v));
+        if !checked_part(part, corners, plane_b, &in_b, &mut start_b, limits, w)? {
             continue;
-        }
-        for &(x, tag) in &w.tagged {
-            let inside = if tag & ORIGINAL != 0 {
-                !w.trace.first_check(true, tag & !ORIGINAL)
-                    || beyond(b, inner_b, x, &mut start_b) <= margin
-            } else {
-                in_face(b, tag, x, margin)
-            };
-            if !inside {
-                return None;
-            }
         }
         w.kept_a.push(part.face);
         w.points_a.clear();
@@ -476,34 +464,11 @@ fn assemble(
     for k in 0..w.trace.parts_b.len() {
         let part = w.trace.parts_b[k];
         let face = b.faces()[part.face as usize];
-        w.tagged.clear();
-        for h in face.half_edges() {
-            let v = b.half_edges()[h].origin;
-            w.tagged.push((b.vertices()[v as usize], ORIGINAL | v));
-        }
-        let cuts = &w.trace.cuts[part.cuts.0 as usize..part.cuts.1 as usize];
-        if !cuts.iter().all(|&f| {
-            clip_tagged(
-                &mut w.tagged,
-                &mut w.tagged_scratch,
-                &plane_a(f),
-                f,
-                tolerance,
-            )
-        }) {
+        let corners = b
+            .face_vertices(part.face as usize)
+            .map(|v| (b.vertices()[v as usize], ORIGINAL | v));
+        if !checked_part(part, corners, plane_a, &in_a, &mut start_a, limits, w)? {
             continue;
-        }
-        for &(x, tag) in &w.tagged {
-            let x = b_to_a.point(x);
-            let inside = if tag & ORIGINAL != 0 {
-                !w.trace.first_check(false, tag & !ORIGINAL)
-                    || beyond(a, inner_a, x, &mut start_a) <= margin
-            } else {
-                in_face(a, tag, x, margin)
-            };
-            if !inside {
-                return None;
-            }
         }
         // A face of B lying in a face of A with the same orientation is on A's surface and
         // already counted as A's part; counting it twice would double that boundary.
@@ -533,6 +498,60 @@ fn assemble(
         return None;
     }
     Some(sums)
+}
+
+/// The grain the corners of the other grain's parts must lie in: its solid, a point inside
+/// it, the map from B's frame into its own (none for B itself), and whether the parts
+/// checked against it are A's.
+struct Container<'p> {
+    poly: &'p ConvexPolyhedron,
+    inner: DVec3,
+    from_b: Option<Iso>,
+    part_of_a: bool,
+}
+
+/// The face of `part`, its corners given in B's frame (`corners`, tagged [`ORIGINAL`]),
+/// clipped by the planes (`plane`) of the other grain's faces listed for it, left in
+/// `w.tagged`; every corner checked to lie in the other grain (`other`): a vertex of its own
+/// grain once per overlap, against the whole other grain (from `start`), a corner cut out
+/// by a plane within that plane's face. `Some(false)` when the clipping leaves nothing,
+/// `None` when a corner lies outside.
+fn checked_part(
+    part: PartFace,
+    corners: impl Iterator<Item = (DVec3, u32)>,
+    plane: impl Fn(u32) -> Plane,
+    other: &Container,
+    start: &mut u32,
+    (tolerance, margin): (f64, f64),
+    w: &mut Workspace,
+) -> Option<bool> {
+    w.tagged.clear();
+    w.tagged.extend(corners);
+    let cuts = &w.trace.cuts[part.cuts.0 as usize..part.cuts.1 as usize];
+    if !cuts.iter().all(|&g| {
+        clip_tagged(
+            &mut w.tagged,
+            &mut w.tagged_scratch,
+            &plane(g),
+            g,
+            tolerance,
+        )
+    }) {
+        return Some(false);
+    }
+    for &(x, tag) in &w.tagged {
+        let x = other.from_b.map_or(x, |to_own| to_own.point(x));
+        let inside = if tag & ORIGINAL != 0 {
+            !w.trace.first_check(other.part_of_a, tag & !ORIGINAL)
+                || beyond(other.poly, other.inner, x, start) <= margin
+        } else {
+            in_face(other.poly, tag, x, margin)
+        };
+        if !inside {
+            return None;
+        }
+    }
+    Some(true)
 }
 
 const WALK_ABOVE: usize = 1024;
