@@ -87,13 +87,14 @@ fn oscillations_beyond_what_a_time_step_follows_are_refused() {
             "20 time steps per period",
         ],
     );
-    // 10 kHz at dt = 2e-5 s is five steps per period.
+    // 12.5 kHz at dt = 1.4e-5 s is 5.71 steps per period.
     assert_refused(
         "vibrating_box",
-        &["walls[0].motion.frequency=1e4"],
-        &["5 steps", "20 time steps per period"],
+        &["walls[0].motion.frequency=12500"],
+        &["5.71429 steps", "20 time steps per period"],
     );
-    // A 1 m stroke at 10 Hz moves the floor by 1.3 mm per step: more than a tenth of a bead.
+    // A 1 m stroke at 10 Hz moves the floor by 0.88 mm per step: more than a tenth of a
+    // bead.
     assert_refused(
         "vibrating_box",
         &["walls[0].motion.amplitude=1.0"],

@@ -19,7 +19,7 @@ use talus_sim::integrate::IntegratorKind;
 use talus_sim::material::{Material, MaterialId};
 use talus_sim::shape::ShapeId;
 use talus_sim::wall::{WallGeometry, WallId};
-use talus_sim::{BoundingMethod, GrainDesc, GrainId, SimParams, World};
+use talus_sim::{BoundingMethod, DEFAULT_RENUMBER_EVERY, GrainDesc, GrainId, SimParams, World};
 
 use crate::error::ScenarioError;
 use crate::placement::{
@@ -158,6 +158,7 @@ pub fn build(
             BroadPhase::BruteForce => BroadPhaseKind::BruteForce,
         },
         threads,
+        renumber_every: s.renumber_every.unwrap_or(DEFAULT_RENUMBER_EVERY),
     };
     let mut world =
         World::new(params).map_err(|e| engine("simulation parameters", e.to_string()))?;

@@ -36,6 +36,11 @@ pub struct Scenario {
     /// Growth of every bounding box on each side (m); default 0.
     #[serde(default)]
     pub margin: f64,
+    /// Steps between renumberings of the grains along a space-filling curve, which keeps
+    /// neighbours near each other in memory (results change in the last bits only, the order
+    /// in which forces are summed); default 1000, 0 never.
+    #[serde(default)]
+    pub renumber_every: Option<u64>,
     /// The materials, referred to by name.
     pub materials: Vec<MaterialSpec>,
     /// The contact force model.

@@ -24,7 +24,9 @@
 //! full re-sort, and its time per box growing at most 1.3 times from 10^3 to 10^5.
 //!
 //! Run with `cargo bench -p talus-sim --bench broad_phase`; `TALUS_BENCH_N=1000,10000`
-//! limits the sizes.
+//! limits the sizes. The bed's boxes are numbered layer by layer, row by row (x fastest);
+//! `TALUS_BENCH_ORDER=morton` numbers them along a Morton curve (as a world renumbered in
+//! space has them), `shuffled` at random.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -38,6 +40,7 @@ use talus_geom::glam::DVec3;
 use talus_sim::broad::{
     BroadPhase, BruteForce, PairEvents, SortedDistance, SweepAndPrune, UniformGrid,
 };
+use talus_sim::renumber::morton_key;
 
 /// Box counts.
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -92,7 +95,7 @@ impl Scene {
                 }
             }
         }
-        let offsets = (0..BED_FRAMES)
+        let offsets: Vec<Vec<DVec3>> = (0..BED_FRAMES)
             .map(|_| {
                 rest.iter()
                     .map(|b| {
@@ -103,6 +106,29 @@ impl Scene {
                     })
                     .collect()
             })
+            .collect();
+        let mut order: Vec<usize> = (0..rest.len()).collect();
+        match std::env::var("TALUS_BENCH_ORDER").as_deref() {
+            Ok("shuffled") => {
+                for i in (1..order.len()).rev() {
+                    let j = rng.random_range(0..=i);
+                    order.swap(i, j);
+                }
+            }
+            Ok("morton") => {
+                let key = |b: &Aabb| {
+                    // Cells of the lattice spacing, from just below the lowest centre.
+                    let c = (b.min + b.max) * 0.5 + 10.0;
+                    morton_key([c.x as u64, c.y as u64, c.z as u64])
+                };
+                order.sort_by_key(|&i| key(&rest[i]));
+            }
+            _ => {}
+        }
+        let rest: Vec<Aabb> = order.iter().map(|&i| rest[i]).collect();
+        let offsets: Vec<Vec<DVec3>> = offsets
+            .iter()
+            .map(|o: &Vec<DVec3>| order.iter().map(|&i| o[i]).collect())
             .collect();
         Scene::Bed { rest, offsets }
     }

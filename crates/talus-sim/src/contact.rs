@@ -62,7 +62,22 @@ pub(crate) struct Contact {
     /// Joined the list this step, after the narrow phase met the others: its force is
     /// still to be found.
     pub fresh: bool,
+    /// The pair's state (features, hint, history) was made with its bodies the other way
+    /// round, `b` first: the pair is met in that order, so that renumbering the proxies
+    /// (which can swap a pair's order) changes nothing the pair computes.
+    pub flipped: bool,
     pub history: History,
+}
+
+impl Contact {
+    /// The pair's two proxies in the order it is met in (`a` first unless flipped).
+    pub fn oriented(&self) -> (u32, u32) {
+        if self.flipped {
+            (self.pair.b, self.pair.a)
+        } else {
+            (self.pair.a, self.pair.b)
+        }
+    }
 }
 
 /// A force model's history of one contact, inline: the first `len` values count.
@@ -138,6 +153,7 @@ pub(crate) fn apply_events(
         overlap_hint: OverlapHint::default(),
         touching: false,
         fresh: true,
+        flipped: false,
         history: History::zeros(history_len),
     };
     // The forces list is as long as the contact list, or empty when no force was found.
@@ -165,7 +181,18 @@ pub(crate) fn apply_events(
     }
 }
 
-/// Narrow phase and force for one pair; `None` when the bodies do not touch.
+impl ContactForce {
+    /// The same force with the pair's bodies named the other way round: the force on `a`.
+    pub fn reversed(self) -> ContactForce {
+        ContactForce {
+            force_on_b: -self.force_on_b,
+            ..self
+        }
+    }
+}
+
+/// Narrow phase and force for one pair met as `a` then `b` (its [`Contact::oriented`]
+/// order); `None` when the bodies do not touch. The force is on `b`.
 pub(crate) fn evaluate(
     contact: &mut Contact,
     a: &BodyView,

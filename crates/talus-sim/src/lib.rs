@@ -17,6 +17,7 @@ pub mod force;
 pub mod integrate;
 mod kind;
 pub mod material;
+pub mod renumber;
 pub mod shape;
 pub mod snapshot;
 mod step;
@@ -25,6 +26,7 @@ mod world;
 
 pub use error::SimError;
 pub use snapshot::WorldSnapshot;
+pub use world::DEFAULT_RENUMBER_EVERY;
 pub use world::{
     BodyRef, BoundingMethod, ContactReport, FieldInput, GrainDesc, GrainId, GrainState, SimParams,
     StepStats, World,

@@ -31,8 +31,9 @@ use crate::shape::ShapeId;
 use crate::wall::{WallGeometry, WallId};
 use crate::world::{Body, BodyRef, BoundingMethod, Fresh, GrainId, Slot, StepStats, World};
 
-/// The version of the snapshot layout; [`World::restore`] refuses other versions.
-pub const SNAPSHOT_FORMAT: u32 = 1;
+/// The version of the snapshot layout; [`World::restore`] refuses other versions (2: each
+/// contact says which way round its bodies are met).
+pub const SNAPSHOT_FORMAT: u32 = 2;
 
 /// The dynamic state of a [`World`]: everything that, with the rebuilt static parts,
 /// determines its future steps.
@@ -122,6 +123,9 @@ pub struct ContactSnapshot {
     pub overlap_hint: OverlapHint,
     /// Whether the bodies touched in the last step.
     pub touching: bool,
+    /// Whether the pair is met `b` first (its state was made that way round, before the
+    /// proxies were renumbered).
+    pub flipped: bool,
     /// The force model's per-contact history (for instance the tangential spring).
     pub history: Vec<f64>,
 }
@@ -233,6 +237,7 @@ impl World {
                     features: c.features,
                     overlap_hint: c.overlap_hint,
                     touching: c.touching,
+                    flipped: c.flipped,
                     history: c.history.as_slice().to_vec(),
                 })
                 .collect(),
@@ -323,6 +328,7 @@ impl World {
                 overlap_hint: c.overlap_hint,
                 touching: c.touching,
                 fresh: false,
+                flipped: c.flipped,
                 // Its length was checked against the model's, at most MAX_HISTORY.
                 history: History::from_slice(&c.history).unwrap_or(History::zeros(0)),
             })
@@ -401,38 +407,49 @@ impl World {
             )
         })?;
 
-        // Proxies: grains in slot order and walls in id order, interleaved.
-        let (mut grains, mut walls) = (0usize, 0usize);
+        // Proxies: every grain slot and every wall exactly once, in any order (the grains
+        // are renumbered in space from time to time).
+        check(s.grains.len() < u32::MAX as usize, || {
+            format!("{} grain slots", s.grains.len())
+        })?;
+        let mut grain_seen = vec![false; s.grains.len()];
+        let mut wall_seen = vec![false; self.walls.len()];
         let mut proxies = Vec::with_capacity(s.proxies.len());
         for (i, body) in s.proxies.iter().enumerate() {
-            match *body {
+            let (seen, index, kind) = match *body {
                 BodyRef::Grain(GrainId(g)) => {
-                    check(g as usize == grains, || {
-                        format!("proxy {i} is grain {g}, expected grain {grains}")
-                    })?;
-                    grains += 1;
                     proxies.push(Body::Grain(g));
+                    (&mut grain_seen, g, "grain")
                 }
                 BodyRef::Wall(WallId(w)) => {
-                    check(w as usize == walls, || {
-                        format!("proxy {i} is wall {w}, expected wall {walls}")
-                    })?;
-                    walls += 1;
                     proxies.push(Body::Wall(w));
+                    (&mut wall_seen, w, "wall")
+                }
+            };
+            let count = seen.len();
+            match seen.get_mut(index as usize) {
+                Some(seen) if !*seen => *seen = true,
+                Some(_) => return Err(mismatch(format!("proxy {i}: {kind} {index} twice"))),
+                None => {
+                    return Err(mismatch(format!(
+                        "proxy {i}: {kind} {index}, but the world has {count} {kind}s"
+                    )));
                 }
             }
         }
-        check(walls == self.walls.len(), || {
+        check(wall_seen.iter().all(|s| *s), || {
             format!(
-                "{walls} walls in the snapshot, {} in the world",
+                "{} walls in the snapshot, {} in the world",
+                wall_seen.iter().filter(|s| **s).count(),
                 self.walls.len()
             )
         })?;
-        check(grains == s.grains.len(), || {
-            format!("{grains} grain proxies for {} grain slots", s.grains.len())
-        })?;
-        check(s.grains.len() < u32::MAX as usize, || {
-            format!("{} grain slots", s.grains.len())
+        check(grain_seen.iter().all(|s| *s), || {
+            format!(
+                "{} grain proxies for {} grain slots",
+                grain_seen.iter().filter(|s| **s).count(),
+                s.grains.len()
+            )
         })?;
         check(s.boxes.len() == proxies.len(), || {
             format!("{} boxes for {} proxies", s.boxes.len(), proxies.len())
@@ -453,8 +470,12 @@ impl World {
         check(s.pending.iter().all(load_is_finite), || {
             "a pending load is not finite".to_string()
         })?;
-        check(s.wall_loads.len() == walls, || {
-            format!("{} wall loads for {walls} walls", s.wall_loads.len())
+        check(s.wall_loads.len() == self.walls.len(), || {
+            format!(
+                "{} wall loads for {} walls",
+                s.wall_loads.len(),
+                self.walls.len()
+            )
         })?;
         check(s.wall_loads.iter().all(load_is_finite), || {
             "a wall load is not finite".to_string()
@@ -566,9 +587,14 @@ impl World {
                 c.history.iter().all(|h| h.is_finite()) && c.features.normal_hint.is_finite(),
                 || format!("contact {i}: history or normal hint is not finite"),
             )?;
+            let (first, second) = if c.flipped {
+                (c.pair.b, c.pair.a)
+            } else {
+                (c.pair.a, c.pair.b)
+            };
             check(
-                feature_fits(c.features.feature_a, solid(c.pair.a))
-                    && feature_fits(c.features.feature_b, solid(c.pair.b)),
+                feature_fits(c.features.feature_a, solid(first))
+                    && feature_fits(c.features.feature_b, solid(second)),
                 || format!("contact {i}: cached features do not exist on its bodies"),
             )?;
         }

@@ -1,6 +1,8 @@
 //! The step (design §2): a fixed list of named stages, each timed, each a loop over the
 //! grains or the pairs.
 //!
+//! 0. *renumber*, every [`crate::SimParams::renumber_every`] steps: the grains' proxies put
+//!    in the order of a space-filling curve ([`World::renumber`]);
 //! 1. [`World::start_fresh_grains`] and *predict*: the integrator moves every grain to where
 //!    forces are evaluated;
 //! 2. *bounds*: a bounding box per grain, by the min-max or the ellipsoid method (thesis
@@ -124,13 +126,13 @@ fn narrow(
             return;
         }
         contact.fresh = false;
-        let (a, b) = (
-            views.view(contact.pair.a as usize),
-            views.view(contact.pair.b as usize),
-        );
+        let (first, second) = contact.oriented();
+        let (a, b) = (views.view(first as usize), views.view(second as usize));
+        let flipped = contact.flipped;
         *out = match model {
             Some(model) if a.mass.is_finite() || b.mass.is_finite() => {
-                evaluate(contact, &a, &b, model, dt)
+                // The list's force is on the pair's `b`.
+                evaluate(contact, &a, &b, model, dt).map(|f| if flipped { f.reversed() } else { f })
             }
             _ => None,
         };
@@ -170,6 +172,11 @@ impl World {
         let t_end = self.time_base + (self.steps_since_base + 1) as f64 * dt;
 
         let start = Instant::now();
+        let every = self.params.renumber_every;
+        if every > 0 && self.steps > 0 && self.steps % every == 0 {
+            self.renumber();
+        }
+        let renumbered = Instant::now();
         self.start_fresh_grains::<I>(field);
         self.predict::<I>(dt);
         let predicted = Instant::now();
@@ -186,7 +193,8 @@ impl World {
         self.steps_since_base += 1;
         self.steps += 1;
         self.stats = StepStats {
-            predict: predicted - start,
+            renumber: renumbered - start,
+            predict: predicted - renumbered,
             bounds: bounded - predicted,
             broad,
             narrow: (narrowed - bounded).saturating_sub(broad),

@@ -25,6 +25,7 @@ use crate::integrate::{
 };
 use crate::kind::{critical, grain_kind};
 use crate::material::{Material, MaterialId};
+use crate::renumber::RenumberScratch;
 use crate::shape::{Shape, ShapeId, ShapeLibrary};
 use crate::step::BodyState;
 use crate::wall::{Wall, WallId, WallState};
@@ -57,6 +58,11 @@ pub enum BoundingMethod {
     Ellipsoid,
 }
 
+/// Steps between renumberings of the grains by default: in a flow, grains move about a
+/// diameter past their neighbours in some thousand steps, and a renumbering (a sort and a
+/// broad-phase rebuild) costs a few steps' broad phase.
+pub const DEFAULT_RENUMBER_EVERY: u64 = 1000;
+
 /// Parameters of a simulation.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SimParams {
@@ -76,6 +82,9 @@ pub struct SimParams {
     /// Worker threads for the contact stage; 0 lets the runtime choose. Results do not
     /// depend on it.
     pub threads: usize,
+    /// Every this many steps the grains are renumbered along a space-filling curve, so that
+    /// neighbours sit near each other in memory ([`World::renumber`]); 0 never.
+    pub renumber_every: u64,
 }
 
 impl Default for SimParams {
@@ -88,6 +97,7 @@ impl Default for SimParams {
             margin: 0.0,
             broad_phase: BroadPhaseKind::SweepAndPrune,
             threads: 0,
+            renumber_every: DEFAULT_RENUMBER_EVERY,
         }
     }
 }
@@ -164,6 +174,9 @@ pub struct GrainState {
 /// Wall-clock time spent in each stage of the last step, and pair counts.
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct StepStats {
+    /// Renumbering of the grains along a space-filling curve (zero in most steps).
+    #[serde(default)]
+    pub renumber: Duration,
     /// Predictor (and set-up of new grains).
     pub predict: Duration,
     /// Bounding boxes.
@@ -255,6 +268,8 @@ pub struct World {
     pub(crate) kinematics: Vec<Option<(Kinematics, Inertia)>>,
     pub(crate) loads: Vec<Load>,
     pub(crate) stats: StepStats,
+    /// Buffers of [`World::renumber`].
+    pub(crate) renumbering: RenumberScratch,
 }
 
 impl World {
@@ -296,6 +311,7 @@ impl World {
             kinematics: Vec::new(),
             loads: Vec::new(),
             stats: StepStats::default(),
+            renumbering: RenumberScratch::default(),
         })
     }
 
@@ -693,10 +709,12 @@ impl World {
         self.steps
     }
 
-    /// The pairs of grains whose (margin-grown) bounding boxes overlap after the last step.
+    /// The pairs of grains whose (margin-grown) bounding boxes overlap after the last step,
+    /// sorted.
     #[must_use]
     pub fn box_pairs(&self) -> Vec<(GrainId, GrainId)> {
-        self.broad
+        let mut pairs: Vec<(GrainId, GrainId)> = self
+            .broad
             .pairs()
             .into_iter()
             .filter_map(|ProxyPair { a, b }| {
@@ -707,7 +725,9 @@ impl World {
                     _ => None,
                 }
             })
-            .collect()
+            .collect();
+        pairs.sort_unstable();
+        pairs
     }
 
     /// The bounding box of a grain after the last step (`None` before its first step).
@@ -726,9 +746,13 @@ impl World {
             .iter()
             .zip(&self.contact_forces)
             .filter_map(|(c, f)| {
-                f.map(|f| ContactReport {
-                    a: self.body_ref(c.pair.a),
-                    b: self.body_ref(c.pair.b),
+                // Each pair is reported in the order it was first met, whatever its proxies'
+                // numbers are now.
+                let f = if c.flipped { (*f)?.reversed() } else { (*f)? };
+                let (a, b) = c.oriented();
+                Some(ContactReport {
+                    a: self.body_ref(a),
+                    b: self.body_ref(b),
                     force_on_b: f.force_on_b,
                     point: f.point,
                 })

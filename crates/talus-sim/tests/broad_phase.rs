@@ -177,10 +177,42 @@ fn grid_box(q: f64, min: [i32; 3], ext: [i32; 3]) -> Aabb {
     }
 }
 
+/// Renames the proxies of the oracle and every method by a random permutation, moving the
+/// boxes of `state` with them, as a world renumbering its grains does.
+fn renumber_all<T>(
+    rng: &mut ChaCha8Rng,
+    state: &mut Vec<T>,
+    oracle: &mut BruteForce,
+    methods: &mut [Checked],
+) {
+    let n = state.len();
+    let mut new_of: Vec<u32> = (0..n as u32).collect();
+    for i in (1..n).rev() {
+        new_of.swap(i, rng.random_range(0..=i));
+    }
+    let mut slots: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    for (old, value) in state.drain(..).enumerate() {
+        slots[new_of[old] as usize] = Some(value);
+    }
+    state.extend(slots.into_iter().flatten());
+    oracle.renumber(&new_of);
+    for m in methods.iter_mut() {
+        m.method.renumber(&new_of);
+        m.from_events = m.from_events.iter().map(|p| p.renamed(&new_of)).collect();
+    }
+}
+
 /// A random walk of `slots` boxes (growing to `max_slots`) on a 0.25 grid in a cube of edge
 /// `cells · 0.25`: each step every box may move, grow or shrink by a grid unit, vanish or
-/// reappear, copy another box, or jump far; now and then many boxes jump at once.
-fn random_scene(seed: u64, steps: usize, slots: usize, max_slots: usize, cells: i32) -> usize {
+/// reappear, copy another box, or jump far; now and then many boxes jump at once. With
+/// `renumber_every` > 0, the proxies are renamed at random that often.
+fn random_scene(
+    seed: u64,
+    steps: usize,
+    (slots, max_slots): (usize, usize),
+    cells: i32,
+    renumber_every: usize,
+) -> usize {
     const Q: f64 = 0.25;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let random_box = |rng: &mut ChaCha8Rng| {
@@ -243,6 +275,9 @@ fn random_scene(seed: u64, steps: usize, slots: usize, max_slots: usize, cells: 
             &format!("seed {seed}, step {t}"),
         );
         pairs_seen += oracle.pair_count();
+        if renumber_every > 0 && t % renumber_every == renumber_every - 1 {
+            renumber_all(&mut rng, &mut state, &mut oracle, &mut methods);
+        }
     }
     pairs_seen
 }
@@ -251,7 +286,7 @@ fn random_scene(seed: u64, steps: usize, slots: usize, max_slots: usize, cells: 
 fn random_walks_small_dense() {
     // 40 → 60 boxes of up to 1.5 in a cube of edge 3: many overlaps, touches and copies.
     for seed in 0..4 {
-        let pairs = random_scene(seed, 3000, 40, 60, 12);
+        let pairs = random_scene(seed, 3000, (40, 60), 12, 0);
         assert!(pairs > 3000 * 30, "the scene should be crowded: {pairs}");
     }
 }
@@ -261,8 +296,22 @@ fn random_walks_large_sparse() {
     // 300 → 400 boxes in a cube of edge 10: several automatic regions, mass jumps that make
     // regions rebuild, boxes entering and leaving regions every step.
     for seed in 10..13 {
-        let pairs = random_scene(seed, 1000, 300, 400, 40);
+        let pairs = random_scene(seed, 1000, (300, 400), 40, 0);
         assert!(pairs > 1000 * 80, "the scene should have pairs: {pairs}");
+    }
+}
+
+#[test]
+fn proxies_renamed_between_updates() {
+    // The walks above with the proxies renamed by a random permutation every few updates:
+    // every method keeps its pairs and reports the events of the renamed boxes.
+    for seed in 20..23 {
+        let pairs = random_scene(seed, 1000, (40, 60), 12, 7);
+        assert!(pairs > 1000 * 30, "the scene should be crowded: {pairs}");
+    }
+    for seed in 30..32 {
+        let pairs = random_scene(seed, 400, (300, 400), 40, 5);
+        assert!(pairs > 400 * 80, "the scene should have pairs: {pairs}");
     }
 }
 

@@ -76,6 +76,14 @@ impl PairList {
     pub(super) fn pairs(&self) -> &[ProxyPair] {
         &self.current
     }
+
+    /// The current pairs under new proxy names, sorted again.
+    pub(super) fn renumber(&mut self, new_of: &[u32]) {
+        for p in &mut self.current {
+            *p = p.renamed(new_of);
+        }
+        self.current.sort_unstable();
+    }
 }
 
 /// Every pair of live boxes tested with [`Aabb::intersects`] at every update: O(n²), the
@@ -113,5 +121,10 @@ impl BroadPhase for BruteForce {
 
     fn pair_count(&self) -> usize {
         self.list.pairs().len()
+    }
+
+    fn renumber(&mut self, new_of: &[u32]) {
+        // Everything else is rebuilt at every update.
+        self.list.renumber(new_of);
     }
 }

@@ -36,6 +36,12 @@ pub struct ProxyPair {
 }
 
 impl ProxyPair {
+    /// The pair under the new proxy names `new_of`, the smaller first again.
+    #[must_use]
+    pub fn renamed(self, new_of: &[u32]) -> Self {
+        ProxyPair::new(new_of[self.a as usize], new_of[self.b as usize])
+    }
+
     /// The pair of two distinct proxies, in either order.
     #[must_use]
     pub fn new(x: u32, y: u32) -> Self {
@@ -76,6 +82,38 @@ pub trait BroadPhase: Send + Sync {
 
     /// Number of pairs overlapping after the last update.
     fn pair_count(&self) -> usize;
+
+    /// Renames the proxies between updates: proxy `p` of the last update is proxy
+    /// `new_of[p]` from now on (`new_of` a permutation of `0..new_of.len()`, the caller's
+    /// boxes moved with their proxies). The pairs are the same, renamed, and the next
+    /// update's events are what they would have been under the new names. No allocation
+    /// once the method has renamed a set of this size before.
+    fn renumber(&mut self, new_of: &[u32]);
+}
+
+/// Puts `values[p]` at `values[new_of[p]]` for every `p` below `new_of.len()` (a
+/// permutation of those indices), following its cycles in place; `values` and `visited`
+/// (scratch) are at least that long.
+pub(crate) fn permute_in_place<T: Copy>(values: &mut [T], new_of: &[u32], visited: &mut [bool]) {
+    let n = new_of.len();
+    visited[..n].fill(false);
+    for start in 0..n {
+        if visited[start] {
+            continue;
+        }
+        // Carry the value of `at` to its place, picking up the one found there.
+        let mut carried = values[start];
+        let mut at = start;
+        loop {
+            let to = new_of[at] as usize;
+            std::mem::swap(&mut values[to], &mut carried);
+            visited[to] = true;
+            if to == start {
+                break;
+            }
+            at = to;
+        }
+    }
 }
 
 /// The broad-phase methods, for choosing one by value (a scenario file's setting).

@@ -63,7 +63,7 @@ use rustc_hash::FxHashMap;
 use talus_geom::Aabb;
 
 use super::brute::{PairList, live, slot_count};
-use super::{BroadPhase, PairEvents, ProxyPair};
+use super::{BroadPhase, PairEvents, ProxyPair, permute_in_place};
 
 /// Region edge, in mean box extents (the largest edge of each box, averaged), when the region
 /// size is automatic. Larger regions hold more boxes per list (more exchanges per box),
@@ -574,6 +574,18 @@ impl PairCounts {
         }
     }
 
+    /// The counts under new proxy names, through `scratch` (no allocation once it has held
+    /// as many counts).
+    fn renumber(&mut self, new_of: &[u32], scratch: &mut Vec<(u64, u32)>) {
+        debug_assert!(self.crossings.is_empty());
+        scratch.clear();
+        scratch.extend(self.map.drain());
+        self.map.extend(scratch.iter().map(|&(k, count)| {
+            let pair = unpack(k).renamed(new_of);
+            (pair_key(pair.a, pair.b), count)
+        }));
+    }
+
     /// Ends an update: appends the net change of each pair that crossed zero to `events`,
     /// sorted.
     fn finish(&mut self, events: &mut PairEvents) {
@@ -697,6 +709,8 @@ pub struct SweepAndPrune {
     oversized_next: Vec<u64>,
     /// Sweep buffers.
     scratch: Scratch,
+    /// The counts while they are renamed.
+    renamed_counts: Vec<(u64, u32)>,
     /// The pair set of the full re-sort mode.
     list: PairList,
 }
@@ -747,6 +761,7 @@ impl SweepAndPrune {
             oversized_pairs: Vec::new(),
             oversized_next: Vec::new(),
             scratch: Scratch::default(),
+            renamed_counts: Vec::new(),
             list: PairList::default(),
         }
     }
@@ -983,6 +998,32 @@ impl SweepAndPrune {
         std::mem::swap(&mut self.oversized_pairs, &mut self.oversized_next);
     }
 
+    /// Renames the proxies of the incremental mode: the per-proxy arrays permuted, the
+    /// regions' members and the pair counts renamed. The regions' lists refer to their
+    /// members by slot, so they stay as they are.
+    fn renumber_incremental(&mut self, new_of: &[u32]) {
+        // Slots the broad phase has not seen yet are absent, as the next update would have
+        // them; `moved` is rebuilt at every update: scratch until then.
+        while self.keys.len() < new_of.len() {
+            self.keys.push(absent_keys(self.keys.len()));
+        }
+        self.places.resize(self.keys.len(), Place::Absent);
+        self.moved.resize(self.keys.len(), false);
+        permute_in_place(&mut self.keys, new_of, &mut self.moved);
+        permute_in_place(&mut self.places, new_of, &mut self.moved);
+        for region in self.regions.list.iter_mut().filter(|r| r.live) {
+            for m in &mut region.members {
+                *m = new_of[*m as usize];
+            }
+        }
+        self.counts.renumber(new_of, &mut self.renamed_counts);
+        for k in &mut self.oversized_pairs {
+            let pair = unpack(*k).renamed(new_of);
+            *k = pair_key(pair.a, pair.b);
+        }
+        self.oversized_pairs.sort_unstable();
+    }
+
     /// The full re-sort update: sort, sweep, diff.
     fn update_full(&mut self, boxes: &[Option<Aabb>], events: &mut PairEvents) {
         // Sweep along the axis where the centres spread most: the fewest boxes overlap on it.
@@ -1041,6 +1082,13 @@ impl BroadPhase for SweepAndPrune {
         match self.mode {
             Mode::Incremental(_) => self.counts.map.len(),
             Mode::FullResort => self.list.pairs().len(),
+        }
+    }
+
+    fn renumber(&mut self, new_of: &[u32]) {
+        match self.mode {
+            Mode::Incremental(_) => self.renumber_incremental(new_of),
+            Mode::FullResort => self.list.renumber(new_of),
         }
     }
 }

@@ -158,4 +158,9 @@ impl BroadPhase for SortedDistance {
     fn pair_count(&self) -> usize {
         self.list.pairs().len()
     }
+
+    fn renumber(&mut self, new_of: &[u32]) {
+        // Everything else is rebuilt at every update.
+        self.list.renumber(new_of);
+    }
 }
