@@ -151,6 +151,29 @@ pub struct ConvexPolyhedron {
 }
 
 impl ConvexPolyhedron {
+    /// Bytes of the polyhedron's arrays: what the narrow phase may read of it.
+    #[must_use]
+    pub fn data_bytes(&self) -> usize {
+        fn bytes<T>(v: &[T]) -> usize {
+            std::mem::size_of_val(v)
+        }
+        bytes(&self.vertices)
+            + bytes(&self.half_edges)
+            + bytes(&self.faces)
+            + bytes(&self.vertex_half_edge)
+            + bytes(&self.edges)
+            + bytes(&self.edge_half_edge)
+            + bytes(&self.half_edge_direction)
+            + bytes(&self.half_edge_length)
+            + bytes(&self.half_edge_side)
+            + bytes(&self.face_sphere)
+            + bytes(&self.edge_records)
+            + bytes(&self.side_planes)
+            + bytes(&self.star)
+            + bytes(&self.star_start)
+            + std::mem::size_of::<Self>()
+    }
+
     /// Builds the half-edge structure from outward counter-clockwise face loops over
     /// indices into `points`. Only points used by some loop become vertices, in the order of
     /// their index in `points`.

@@ -11,7 +11,8 @@
 //! box (the side walls moved out to enclose them all; each copy is settled, so the whole is
 //! a settled bed of k² × 500 grains): the large-bed case, which prints the peak memory per
 //! grain and the time per step instead of running criterion; the grains are numbered grain by
-//! grain across the copies, or copy after copy with `TALUS_BED_ORDER=copies`.
+//! grain across the copies, or copy after copy with `TALUS_BED_ORDER=copies`, or along a
+//! Morton curve with `TALUS_BED_ORDER=morton`, or at random with `shuffled`.
 
 use std::hint::black_box;
 use std::io::Read;
@@ -26,7 +27,7 @@ use talus_geom::glam::{DQuat, DVec3};
 use talus_sim::force::{Coefficients, ForceModelRegistry};
 use talus_sim::material::Material;
 use talus_sim::wall::{Motion, Wall, WallGeometry};
-use talus_sim::{GrainDesc, SimParams, World};
+use talus_sim::{GrainDesc, SimParams, StepStats, World};
 
 /// Steps whose stage times are averaged for the printed shares.
 const SHARE_STEPS: usize = 200;
@@ -159,11 +160,14 @@ fn yade_bed(tiles: usize) -> World {
     // Numbered grain by grain across the copies (each grain's copies one after another,
     // neighbours in space `tiles²` numbers apart), or, with `TALUS_BED_ORDER=copies`, copy
     // by copy (neighbours in space near in number): to measure what the numbering costs.
+    // `TALUS_BED_ORDER=morton` renumbers the grain-by-grain world along a Morton curve
+    // before the timed steps, `shuffled` numbers the grains at random (what a mixing flow
+    // left unrenumbered comes to).
     let scattered = std::env::var("TALUS_BED_ORDER").map_or(true, |o| o != "copies");
     let tile_list: Vec<(usize, usize)> = (0..tiles)
         .flat_map(|x| (0..tiles).map(move |y| (x, y)))
         .collect();
-    let copies: Vec<(usize, (usize, usize))> = if scattered {
+    let mut copies: Vec<(usize, (usize, usize))> = if scattered {
         (0..grains.len())
             .flat_map(|g| tile_list.iter().map(move |&t| (g, t)))
             .collect()
@@ -173,6 +177,12 @@ fn yade_bed(tiles: usize) -> World {
             .flat_map(|&t| (0..grains.len()).map(move |g| (g, t)))
             .collect()
     };
+    if std::env::var("TALUS_BED_ORDER").is_ok_and(|o| o == "shuffled") {
+        let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(1);
+        for i in (1..copies.len()).rev() {
+            copies.swap(i, rand::Rng::random_range(&mut rng, 0..=i));
+        }
+    }
     for (g, (tx, ty)) in copies {
         let mut desc = grains[g];
         desc.position += DVec3::new(tx as f64 * width.x, ty as f64 * width.y, 0.0);
@@ -187,6 +197,29 @@ fn yade_bed(tiles: usize) -> World {
         bed["dt"].as_f64().unwrap_or(f64::NAN)
     );
     world
+}
+
+/// The stages of a step's statistics, in the step's order.
+fn stage_times(s: &StepStats) -> [Duration; 6] {
+    [s.predict, s.bounds, s.broad, s.narrow, s.forces, s.correct]
+}
+
+/// `values` labelled with the stages' names.
+fn label_stages(values: [f64; 6]) -> String {
+    let names = [
+        "predict",
+        "bounds",
+        "broad",
+        "narrow",
+        "accumulate",
+        "correct",
+    ];
+    names
+        .iter()
+        .zip(values)
+        .map(|(name, v)| format!("{name} {v:.1}"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Peak resident memory of this process (bytes), from /proc.
@@ -210,14 +243,20 @@ fn large(world: &mut World) {
         let steps = 10;
         let start = std::time::Instant::now();
         let mut coordination = 0.0;
+        let mut stages = [Duration::ZERO; 6];
         for _ in 0..steps {
-            coordination += world.step().coordination;
+            let s = world.step();
+            coordination += s.coordination;
+            for (total, stage) in stages.iter_mut().zip(stage_times(s)) {
+                *total += stage;
+            }
         }
         let per_step = start.elapsed().as_secs_f64() / steps as f64;
         println!(
-            "tiled yade bed of {n} grains, {threads} thread(s): {per_step:.3} s per step, {:.0} grain-steps/s, coordination {:.2}",
+            "tiled yade bed of {n} grains, {threads} thread(s): {per_step:.3} s per step, {:.0} grain-steps/s, coordination {:.2}; ms per step: {}",
             n as f64 / per_step,
-            coordination / steps as f64
+            coordination / steps as f64,
+            label_stages(stages.map(|d| 1e3 * d.as_secs_f64() / steps as f64))
         );
     }
     if let Some(peak) = peak_rss() {
@@ -241,6 +280,20 @@ fn main() {
     for _ in 0..if tiles > 1 { 5 } else { 50 } {
         world.step();
     }
+    if std::env::var("TALUS_BED_ORDER").is_ok_and(|o| o == "morton") {
+        world.renumber();
+    }
+    let shape_bytes: usize = world
+        .shapes()
+        .shapes()
+        .iter()
+        .map(|s| s.body.data_bytes())
+        .sum();
+    println!(
+        "{} shapes, {:.1} MB of shape data",
+        world.shapes().shapes().len(),
+        shape_bytes as f64 / 1e6
+    );
     if tiles > 1 {
         large(&mut world);
         return;
@@ -256,25 +309,16 @@ fn main() {
             let s = *world.step();
             wall += start.elapsed();
             coordination += s.coordination;
-            for (total, stage) in stages
-                .iter_mut()
-                .zip([s.predict, s.bounds, s.broad, s.narrow, s.forces, s.correct])
-            {
+            for (total, stage) in stages.iter_mut().zip(stage_times(&s)) {
                 *total += stage;
             }
         }
         let sum: Duration = stages.iter().sum();
-        let share = |d: Duration| 100.0 * d.as_secs_f64() / sum.as_secs_f64();
         println!(
-            "yade bed, {threads} thread(s): {:.0} grain-steps/s, coordination {:.2}, stages %: predict {:.1} bounds {:.1} broad {:.1} narrow {:.1} forces {:.1} correct {:.1}",
+            "yade bed, {threads} thread(s): {:.0} grain-steps/s, coordination {:.2}, stages %: {}",
             n as f64 * SHARE_STEPS as f64 / wall.as_secs_f64(),
             coordination / SHARE_STEPS as f64,
-            share(stages[0]),
-            share(stages[1]),
-            share(stages[2]),
-            share(stages[3]),
-            share(stages[4]),
-            share(stages[5])
+            label_stages(stages.map(|d| 100.0 * d.as_secs_f64() / sum.as_secs_f64()))
         );
         let mut group = criterion.benchmark_group("yade_bed_step");
         group

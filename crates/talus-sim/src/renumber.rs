@@ -10,17 +10,36 @@
 //! in, see `Contact::flipped`) and the broad phase (rebuilt from the same boxes, so it
 //! reports the same pairs). Every pair computes what it computed before; only the order in
 //! which forces are summed per body follows the new numbering, a change in the last bits.
-//! The new order depends on the boxes alone, so it is the same for any thread count, and a
-//! checkpoint keeps it.
+//! The new order depends on the boxes and shapes alone, so it is the same for any thread
+//! count, and a checkpoint keeps it.
+//!
+//! # Shapes
+//!
+//! A contact reads the data of both grains' shapes (some kilobytes each). While the shapes
+//! in use fit in a core's cache beside the rest ([`SHAPE_CACHE_BYTES`]) the order of space
+//! alone is best. When they do not, and many grains share each shape, the grains are
+//! grouped by shape first and put in the order of space within each group: consecutive
+//! pairs then start from the same shape, which stays cached. On a bed of 112,500 grains
+//! sharing 500 shapes (26 vertices, 9 MB of shape data) the step takes 0.51 s grouped by
+//! shape, 0.96 s in the order of space alone and 1.26 s numbered at random.
 
 use talus_geom::Aabb;
 use talus_geom::glam::DVec3;
 
 use crate::contact::ContactForce;
+use crate::shape::ShapeId;
 use crate::world::{Body, World};
 
 /// Bits per axis of the Morton key (3 × 21 = 63 bits).
 const MORTON_BITS: u32 = 21;
+
+/// Shape data that stays in a core's cache beside the bodies and contacts it works on: the
+/// shapes in use are grouped when theirs is larger (half this machine class's 1.25 MiB L2).
+pub const SHAPE_CACHE_BYTES: usize = 640 * 1024;
+
+/// Grains per shape from which grouping the grains by shape pays: fewer, and the groups are
+/// too short for a shape to be met again while it is cached.
+pub const GROUP_MIN_GRAINS_PER_SHAPE: usize = 8;
 
 /// The bits of `x` (its lowest 21) spread out to every third bit.
 fn spread_bits(x: u64) -> u64 {
@@ -85,8 +104,9 @@ impl MortonGrid {
 /// renumbered at its size before.
 #[derive(Debug, Default)]
 pub(crate) struct RenumberScratch {
-    /// Per proxy: its class, its key and its old number, sorted into the new order.
-    keyed: Vec<(u8, u64, u32)>,
+    /// Per proxy: its class, its shape group, its key and its old number, sorted into the new
+    /// order.
+    keyed: Vec<(u8, u32, u64, u32)>,
     /// New number per old number.
     new_of: Vec<u32>,
     /// The proxies, their boxes and the contact list in the new order, before they change
@@ -94,6 +114,8 @@ pub(crate) struct RenumberScratch {
     bodies: Vec<Body>,
     boxes: Vec<Option<Aabb>>,
     order: Vec<u32>,
+    /// Grains per shape.
+    shape_grains: Vec<u32>,
 }
 
 /// A grain's box, when it has a finite one.
@@ -104,10 +126,15 @@ fn placed(body: Body, b: Option<Aabb>) -> Option<Aabb> {
     }
 }
 
-/// The new order of the proxies into `keyed`: the grains with a finite box by Morton key of
-/// its centre, then the walls, then the grains without a box (removed, or not yet stepped),
-/// ties kept in the old order.
-fn space_order(proxies: &[Body], boxes: &[Option<Aabb>], keyed: &mut Vec<(u8, u64, u32)>) {
+/// The new order of the proxies into `keyed`: the grains with a finite box by group
+/// (`group` of the proxy) and Morton key of its centre, then the walls, then the grains
+/// without a box (removed, or not yet stepped), ties kept in the old order.
+fn space_order(
+    proxies: &[Body],
+    boxes: &[Option<Aabb>],
+    group: impl Fn(usize) -> u32,
+    keyed: &mut Vec<(u8, u32, u64, u32)>,
+) {
     let grid = MortonGrid::over(
         proxies
             .iter()
@@ -121,12 +148,27 @@ fn space_order(proxies: &[Body], boxes: &[Option<Aabb>], keyed: &mut Vec<(u8, u6
             .zip(boxes)
             .enumerate()
             .map(|(p, (&body, &b))| match (placed(body, b), body) {
-                (Some(b), _) => (0, grid.key(&b), p as u32),
-                (None, Body::Wall(_)) => (1, 0, p as u32),
-                (None, Body::Grain(_)) => (2, 0, p as u32),
+                (Some(b), _) => (0, group(p), grid.key(&b), p as u32),
+                (None, Body::Wall(_)) => (1, 0, 0, p as u32),
+                (None, Body::Grain(_)) => (2, 0, 0, p as u32),
             }),
     );
     keyed.sort_unstable();
+}
+
+/// Whether grains of `grains` per shape (indexed by shape) with the shapes' data sizes
+/// `bytes` are grouped by shape: their data exceed [`SHAPE_CACHE_BYTES`] and the shapes in
+/// use average at least [`GROUP_MIN_GRAINS_PER_SHAPE`] grains.
+fn group_by_shape(grains: &[u32], bytes: impl Fn(usize) -> usize) -> bool {
+    let (mut shapes, mut total_grains, mut total_bytes) = (0usize, 0usize, 0usize);
+    for (shape, &count) in grains.iter().enumerate() {
+        if count > 0 {
+            shapes += 1;
+            total_grains += count as usize;
+            total_bytes += bytes(shape);
+        }
+    }
+    total_bytes > SHAPE_CACHE_BYTES && total_grains >= GROUP_MIN_GRAINS_PER_SHAPE * shapes
 }
 
 impl World {
@@ -136,13 +178,35 @@ impl World {
     /// of forces per body may change in the last bits (they follow the new pair order).
     pub fn renumber(&mut self) {
         let mut scratch = std::mem::take(&mut self.renumbering);
-        space_order(&self.proxies, &self.boxes, &mut scratch.keyed);
+        let shape_of = |proxy: usize| match self.proxies[proxy] {
+            Body::Grain(slot) => self.slots[slot as usize]
+                .and_then(|e| self.ecs.get::<&ShapeId>(e).ok().map(|id| id.0)),
+            Body::Wall(_) => None,
+        };
+        scratch.shape_grains.clear();
+        scratch.shape_grains.resize(self.shapes.shapes().len(), 0);
+        for shape in (0..self.proxies.len()).filter_map(shape_of) {
+            scratch.shape_grains[shape as usize] += 1;
+        }
+        let grouped = group_by_shape(&scratch.shape_grains, |shape| {
+            self.shapes
+                .get(ShapeId(shape as u32))
+                .map_or(0, |s| s.body.data_bytes())
+        });
+        let group = |proxy: usize| {
+            if grouped {
+                shape_of(proxy).unwrap_or(0)
+            } else {
+                0
+            }
+        };
+        space_order(&self.proxies, &self.boxes, group, &mut scratch.keyed);
         scratch.new_of.clear();
         scratch.new_of.resize(scratch.keyed.len(), 0);
-        for (new, &(_, _, old)) in scratch.keyed.iter().enumerate() {
+        for (new, &(_, _, _, old)) in scratch.keyed.iter().enumerate() {
             scratch.new_of[old as usize] = new as u32;
         }
-        let old_numbers = scratch.keyed.iter().map(|k| k.2 as usize);
+        let old_numbers = scratch.keyed.iter().map(|k| k.3 as usize);
         scratch.bodies.clear();
         scratch
             .bodies
@@ -205,6 +269,21 @@ mod tests {
     }
 
     #[test]
+    fn shapes_are_grouped_when_large_and_shared() {
+        let kib = |k: usize| move |_: usize| k * 1024;
+        // 500 shapes of 20 KiB (10 MB), 64 grains each: grouped.
+        assert!(group_by_shape(&[64; 500], kib(20)));
+        // The same shapes, 2 grains each: not worth it.
+        assert!(!group_by_shape(&[2; 500], kib(20)));
+        // 32 shapes of 20 KiB (640 KiB) fit: the order of space alone.
+        assert!(!group_by_shape(&[1000; 32], kib(20)));
+        // Shapes without grains do not count.
+        let mut grains = vec![0; 500];
+        grains[..8].fill(5000);
+        assert!(!group_by_shape(&grains, kib(20)));
+    }
+
+    #[test]
     fn morton_keys_interleave_the_bits() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for _ in 0..1000 {
@@ -246,8 +325,13 @@ mod tests {
         ];
         // Z-order of the unit cube's corners: (0,0,0), (1,0,0), (0,1,0), …, (1,1,1).
         let mut keyed = Vec::new();
-        space_order(&proxies, &boxes, &mut keyed);
-        let order: Vec<u32> = keyed.iter().map(|k| k.2).collect();
+        space_order(&proxies, &boxes, |_| 0, &mut keyed);
+        let order: Vec<u32> = keyed.iter().map(|k| k.3).collect();
         assert_eq!(order, [3, 4, 5, 0, 1, 2]);
+        // Grouped by shape (grains 0 and 3 of one, 2 and 4 of another): groups first.
+        let group = |p: usize| [1, 0, 0, 1, 0, 0][p];
+        space_order(&proxies, &boxes, group, &mut keyed);
+        let order: Vec<u32> = keyed.iter().map(|k| k.3).collect();
+        assert_eq!(order, [4, 5, 3, 0, 1, 2]);
     }
 }
