@@ -14,7 +14,8 @@ use rand_chacha::ChaCha8Rng;
 use talus::geom::{Pose, generate};
 use talus::glam::DVec3;
 use talus::sim::force::{
-    CoefficientSpec, Coefficients, ContactInput, ForceModel, ForceModelRegistry, ModelEntry,
+    CoefficientSpec, Coefficients, ContactInput, ContactLoad, ForceModel, ForceModelRegistry,
+    ModelEntry,
 };
 use talus::sim::material::Material;
 use talus::sim::wall::{Motion, Wall, WallGeometry};
@@ -35,9 +36,12 @@ impl ForceModel for QuadraticVolume {
         0
     }
 
-    fn force(&self, contact: &ContactInput, _history: &mut [f64]) -> DVec3 {
+    fn load(&self, contact: &ContactInput, _history: &mut [f64]) -> ContactLoad {
         let o = &contact.overlap;
-        o.normal * (self.stiffness * o.volume * o.area - self.damping * contact.normal_velocity())
+        ContactLoad::from_force(
+            o.normal
+                * (self.stiffness * o.volume * o.area - self.damping * contact.normal_velocity()),
+        )
     }
 
     fn normal_stiffness(&self, area: f64, _length: f64) -> f64 {

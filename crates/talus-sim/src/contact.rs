@@ -119,6 +119,8 @@ pub(crate) struct ContactForce {
     pub pair: ProxyPair,
     /// Force on body b (body a feels the opposite).
     pub force_on_b: DVec3,
+    /// Couple on body b besides the moment of the force (body a feels the opposite).
+    pub torque_on_b: DVec3,
     /// Where it acts: the overlap's centroid.
     pub point: DVec3,
     /// Overlap depth (volume over area) relative to the smaller grain's diameter.
@@ -186,6 +188,7 @@ impl ContactForce {
     pub fn reversed(self) -> ContactForce {
         ContactForce {
             force_on_b: -self.force_on_b,
+            torque_on_b: -self.torque_on_b,
             ..self
         }
     }
@@ -246,12 +249,13 @@ pub(crate) fn evaluate(
     let input = ContactInput {
         overlap,
         relative_velocity: b.velocity_at(overlap.centroid) - a.velocity_at(overlap.centroid),
+        relative_angular_velocity: b.angular_velocity - a.angular_velocity,
         effective_mass,
         length,
         dt,
         new_contact,
     };
-    let force_on_b = model.force(&input, contact.history.as_mut_slice());
+    let load = model.load(&input, contact.history.as_mut_slice());
     let depth = if overlap.area > 0.0 {
         overlap.volume / overlap.area
     } else {
@@ -260,7 +264,8 @@ pub(crate) fn evaluate(
     let size = 2.0 * a.radius.min(b.radius);
     Some(ContactForce {
         pair: contact.pair,
-        force_on_b,
+        force_on_b: load.force,
+        torque_on_b: load.torque,
         point: overlap.centroid,
         depth_ratio: depth / size,
     })

@@ -405,11 +405,14 @@ impl World {
         for f in self.contact_forces.iter().flatten() {
             count += 1;
             max_ratio = max_ratio.max(f.depth_ratio);
-            for (proxy, force) in [(f.pair.a, -f.force_on_b), (f.pair.b, f.force_on_b)] {
+            for (proxy, force, couple) in [
+                (f.pair.a, -f.force_on_b, -f.torque_on_b),
+                (f.pair.b, f.force_on_b, f.torque_on_b),
+            ] {
                 let position = self.bodies[proxy as usize].pose.position;
                 let load = Load {
                     force,
-                    torque: (f.point - position).cross(force),
+                    torque: (f.point - position).cross(force) + couple,
                 };
                 match self.proxies[proxy as usize] {
                     Body::Grain(slot) => {

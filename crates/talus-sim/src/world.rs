@@ -754,6 +754,7 @@ impl World {
                     a: self.body_ref(a),
                     b: self.body_ref(b),
                     force_on_b: f.force_on_b,
+                    torque_on_b: f.torque_on_b,
                     point: f.point,
                 })
             })
@@ -823,6 +824,8 @@ pub struct ContactReport {
     pub b: BodyRef,
     /// The force on `b` (`a` feels the opposite), world frame.
     pub force_on_b: DVec3,
+    /// The couple on `b` besides the moment of the force (`a` feels the opposite).
+    pub torque_on_b: DVec3,
     /// Where it acts: the overlap's centroid.
     pub point: DVec3,
 }

@@ -9,10 +9,8 @@
 //! Friction is the tangential spring of [`super::TangentialSpring`]; optional damping from a
 //! restitution below 1 as in `volumetric` (and then, of course, energy is not conserved).
 
-use talus_geom::glam::DVec3;
-
 use super::friction::{TangentialSpring, damped_contact_force};
-use super::{ContactInput, ForceModel};
+use super::{ContactInput, ContactLoad, ForceModel};
 
 /// The `energy_conserving` model.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -36,7 +34,7 @@ impl ForceModel for EnergyConserving {
         3
     }
 
-    fn force(&self, contact: &ContactInput, history: &mut [f64]) -> DVec3 {
+    fn load(&self, contact: &ContactInput, history: &mut [f64]) -> ContactLoad {
         let o = &contact.overlap;
         let scale = if self.exponent == 1.0 {
             1.0
@@ -45,14 +43,14 @@ impl ForceModel for EnergyConserving {
         };
         let elastic = self.stiffness * scale * o.area;
         let stiffness = self.normal_stiffness(o.area, contact.length);
-        damped_contact_force(
+        ContactLoad::from_force(damped_contact_force(
             contact,
             history,
             elastic,
             stiffness,
             self.restitution,
             &self.friction,
-        )
+        ))
     }
 
     fn normal_stiffness(&self, area: f64, length: f64) -> f64 {

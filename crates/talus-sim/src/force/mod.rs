@@ -2,9 +2,10 @@
 //!
 //! A model receives the geometry of one contact ([`ContactInput`]: overlap volume,
 //! centroid, normal and area from `talus_geom::overlap`, the relative velocity at the
-//! centroid, the pair's effective mass and characteristic length) and its per-contact
-//! history, and returns the force on the second grain of the pair, applied at the
-//! overlap's centroid; the first grain feels the opposite force there.
+//! centroid and the relative angular velocity, the pair's effective mass and characteristic
+//! length) and its per-contact history, and returns a [`ContactLoad`]: the force on the
+//! second grain of the pair, applied at the overlap's centroid, and a torque on it (a
+//! couple: twisting or rolling resistance); the first grain feels the opposite of both.
 //!
 //! Models are looked up by name in a [`ForceModelRegistry`], so that a scenario file can
 //! pick one and an application can add its own without editing talus:
@@ -44,6 +45,8 @@ pub struct ContactInput {
     pub overlap: Overlap,
     /// Velocity of the second grain's material at the centroid relative to the first's.
     pub relative_velocity: DVec3,
+    /// Angular velocity of the second grain relative to the first's (world frame).
+    pub relative_angular_velocity: DVec3,
     /// Effective mass `m_a m_b / (m_a + m_b)` (the grain's mass against a wall).
     pub effective_mass: f64,
     /// Characteristic length of the pair: the harmonic mean `2 r_a r_b / (r_a + r_b)` of the
@@ -69,6 +72,29 @@ impl ContactInput {
     }
 }
 
+/// What a contact law gives for one contact: the force on the second body, applied at the
+/// overlap's centroid, and a couple on it; the first body feels the opposite of both.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ContactLoad {
+    /// Force on the second body (world frame).
+    pub force: DVec3,
+    /// Couple on the second body (world frame): a torque that comes with no force, such as
+    /// a resistance to twisting or rolling. The moment of `force` about each body's centre
+    /// is added by the engine.
+    pub torque: DVec3,
+}
+
+impl ContactLoad {
+    /// A force alone.
+    #[must_use]
+    pub fn from_force(force: DVec3) -> Self {
+        ContactLoad {
+            force,
+            torque: DVec3::ZERO,
+        }
+    }
+}
+
 /// Most history values a force model may keep per contact: they are stored inline in the
 /// contact list, without a heap allocation per contact.
 pub const MAX_HISTORY: usize = 6;
@@ -83,8 +109,9 @@ pub trait ForceModel: Send + Sync {
     /// [`MAX_HISTORY`].
     fn history_len(&self) -> usize;
 
-    /// The force on the second grain of the pair, applied at the overlap's centroid.
-    fn force(&self, contact: &ContactInput, history: &mut [f64]) -> DVec3;
+    /// The force on the second grain of the pair, applied at the overlap's centroid, and
+    /// the couple on it.
+    fn load(&self, contact: &ContactInput, history: &mut [f64]) -> ContactLoad;
 
     /// The stiffness dF/dδ of the normal force for a contact of projected area `area`
     /// between grains of characteristic length `length`: the basis of the critical time

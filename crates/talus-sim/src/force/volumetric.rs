@@ -11,10 +11,8 @@
 //!
 //! All forces act at the overlap's centroid.
 
-use talus_geom::glam::DVec3;
-
 use super::friction::{TangentialSpring, damped_contact_force};
-use super::{ContactInput, ForceModel};
+use super::{ContactInput, ContactLoad, ForceModel};
 
 /// The `volumetric` model.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -36,18 +34,18 @@ impl ForceModel for Volumetric {
         3
     }
 
-    fn force(&self, contact: &ContactInput, history: &mut [f64]) -> DVec3 {
+    fn load(&self, contact: &ContactInput, history: &mut [f64]) -> ContactLoad {
         let o = &contact.overlap;
         let stiffness = self.normal_stiffness(o.area, contact.length);
         let elastic = self.stiffness * o.volume / contact.length;
-        damped_contact_force(
+        ContactLoad::from_force(damped_contact_force(
             contact,
             history,
             elastic,
             stiffness,
             self.restitution,
             &self.friction,
-        )
+        ))
     }
 
     fn normal_stiffness(&self, area: f64, length: f64) -> f64 {

@@ -11,7 +11,7 @@
 
 use talus_geom::glam::DVec3;
 
-use super::{ContactInput, ForceModel};
+use super::{ContactInput, ContactLoad, ForceModel};
 
 /// The `volumetric_yade` model.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,7 +33,7 @@ impl ForceModel for VolumetricYade {
         3
     }
 
-    fn force(&self, contact: &ContactInput, history: &mut [f64]) -> DVec3 {
+    fn load(&self, contact: &ContactInput, history: &mut [f64]) -> ContactLoad {
         let o = &contact.overlap;
         let normal = self.normal_stiffness * o.volume;
         let mut shear = DVec3::new(history[0], history[1], history[2]);
@@ -55,7 +55,7 @@ impl ForceModel for VolumetricYade {
             };
         }
         history[..3].copy_from_slice(&shear.to_array());
-        o.normal * normal + shear
+        ContactLoad::from_force(o.normal * normal + shear)
     }
 
     fn normal_stiffness(&self, area: f64, _length: f64) -> f64 {
