@@ -1,10 +1,15 @@
 //! The integrators against exact solutions: uniform acceleration, the harmonic oscillator,
 //! torque-free rotation (the thesis' tumbling tetrahedron) and the free asymmetric top
-//! against an independent high-accuracy solution of Euler's equations.
+//! against an independent high-accuracy solution of Euler's equations; and their stability
+//! limits against the amplification matrices of their own steps.
 
+use talus_geom::Pose;
+use talus_geom::glam::DVec4;
 use talus_geom::glam::{DMat3, DQuat, DVec3};
 use talus_geom::{ConvexPolyhedron, generate};
-use talus_sim::integrate::{IntegratorKind, Load};
+use talus_sim::integrate::{
+    GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
+};
 use talus_sim::material::Material;
 use talus_sim::{GrainDesc, GrainId, SimParams, World};
 
@@ -244,5 +249,111 @@ fn free_asymmetric_top_conserves_and_follows_euler() {
             }
         }
         let _ = DMat3::IDENTITY;
+    }
+}
+
+/// One step of `integrator` on the oscillator `x'' = −ω² x` (unit mass, stiffness ω², along
+/// x) as a linear map of its state: Gear's value and five scaled derivatives, or Verlet's
+/// position, half-step velocity and last force; column `j` is the step of unit state `j`.
+fn amplification(integrator: IntegratorKind, omega_dt: f64) -> Vec<Vec<f64>> {
+    let (dt, stiffness) = (1.0, omega_dt * omega_dt);
+    let inertia = Inertia {
+        mass: 1.0,
+        principal: DVec3::ONE,
+    };
+    let along_x = |v: f64| DVec3::new(v, 0.0, 0.0);
+    let spring = |k: &Kinematics| Load {
+        force: along_x(-stiffness * k.pose.position.x),
+        torque: DVec3::ZERO,
+    };
+    let n = match integrator {
+        IntegratorKind::Gear => 6,
+        IntegratorKind::Verlet => 3,
+    };
+    let mut m = vec![vec![0.0; n]; n];
+    for j in 0..n {
+        let unit = |i: usize| if i == j { 1.0 } else { 0.0 };
+        let mut pose = Pose::from_translation(along_x(unit(0)));
+        let after: Vec<f64> = match integrator {
+            IntegratorKind::Gear => {
+                let mut state = GearState {
+                    position: [1, 2, 3, 4, 5].map(|i| along_x(unit(i))),
+                    rotation: [DVec4::ZERO; 5],
+                };
+                let k = state.predict(&mut pose, &inertia, dt);
+                state.correct(&mut pose, &spring(&k), &inertia, &k, dt);
+                std::iter::once(pose.position.x)
+                    .chain(state.position.iter().map(|r| r.x))
+                    .collect()
+            }
+            IntegratorKind::Verlet => {
+                let mut state = VerletState {
+                    velocity: along_x(unit(1)),
+                    angular_momentum: DVec3::ZERO,
+                    load: Load {
+                        force: along_x(unit(2)),
+                        torque: DVec3::ZERO,
+                    },
+                };
+                let k = state.predict(&mut pose, &inertia, dt);
+                state.correct(&mut pose, &spring(&k), &inertia, &k, dt);
+                vec![pose.position.x, state.velocity.x, state.load.force.x]
+            }
+        };
+        for (i, v) in after.into_iter().enumerate() {
+            m[i][j] = v;
+        }
+    }
+    m
+}
+
+/// Whether the map `m` grows some state without bound: `m^(2^40)` is large (a spectral
+/// radius above one by more than about 10⁻¹¹), by repeated squaring.
+fn grows(mut m: Vec<Vec<f64>>) -> bool {
+    let n = m.len();
+    for _ in 0..40 {
+        m = (0..n)
+            .map(|i| {
+                (0..n)
+                    .map(|j| (0..n).map(|k| m[i][k] * m[k][j]).sum())
+                    .collect()
+            })
+            .collect();
+        let norm = m.iter().flatten().fold(0.0f64, |a, v| a.max(v.abs()));
+        if !(norm < 1e6) {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+fn stability_limits_are_those_of_the_schemes_own_steps() {
+    for integrator in [IntegratorKind::Verlet, IntegratorKind::Gear] {
+        let limit = integrator.stability_limit();
+        // Stable over the whole range below the limit, unstable above it.
+        for f in [0.05, 0.3, 0.6, 0.9, 0.99] {
+            assert!(
+                !grows(amplification(integrator, f * limit)),
+                "{integrator:?} grows at {f} of its limit"
+            );
+        }
+        assert!(grows(amplification(integrator, 1.01 * limit)));
+        // The boundary itself, by bisection on the scheme's own map (to 10⁻⁵: where two
+        // eigenvalues meet at the boundary, round-off moves them by the square root of the
+        // machine precision).
+        let (mut lo, mut hi) = (0.5 * limit, 1.5 * limit);
+        for _ in 0..50 {
+            let mid = 0.5 * (lo + hi);
+            if grows(amplification(integrator, mid)) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        assert!(
+            (lo - limit).abs() < 1e-5 * limit,
+            "{integrator:?}: the step becomes unstable at ω dt = {lo}, not {limit}"
+        );
     }
 }

@@ -122,6 +122,11 @@ pub trait ForceModel: Send + Sync {
 /// The largest stable time step for a force model: a tenth of the duration
 /// `π √(m*/K)` of a collision of the lightest pair (`m* = m_min / 2`) at the stiffness of
 /// the largest contact area, `0.1 · π √(m*/K)` (design §5).
+///
+/// That is `ω dt = 0.1 π ≈ 0.314` for ω = √(K/m*): a sixth of velocity Verlet's stability
+/// limit (2), but just above the Gear predictor–corrector's (0.313, see
+/// [`crate::integrate::IntegratorKind::stability_limit`]), which is why Gear needs a step
+/// well below this one (half of it in the shipped scenarios' advice).
 #[must_use]
 pub fn critical_time_step(
     model: &dyn ForceModel,

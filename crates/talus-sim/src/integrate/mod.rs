@@ -58,7 +58,26 @@ pub trait Integrator: hecs::Component + Sized {
     }
 }
 
+/// The largest `ω dt` at which the 6-value Gear predictor–corrector (with c₀ = 3/16) stays
+/// stable on an undamped harmonic oscillator of angular frequency ω: where the spectral
+/// radius of its step's amplification matrix (the Pascal predictor, one force evaluation at
+/// the predicted position, the corrector) first exceeds one.
+pub const GEAR_STABILITY_LIMIT: f64 = 0.312_971_6;
+
 impl IntegratorKind {
+    /// The largest `ω dt` at which the scheme stays stable on an undamped harmonic
+    /// oscillator of angular frequency ω: 2 for velocity Verlet, [`GEAR_STABILITY_LIMIT`]
+    /// (about 0.313) for the Gear predictor–corrector. A contact of stiffness K between
+    /// grains of effective mass m* has ω = √(K/m*); several contacts on one grain, and the
+    /// rotations they drive, raise the highest ω further.
+    #[must_use]
+    pub fn stability_limit(self) -> f64 {
+        match self {
+            IntegratorKind::Gear => GEAR_STABILITY_LIMIT,
+            IntegratorKind::Verlet => 2.0,
+        }
+    }
+
     /// Bytes of the state the scheme keeps per grain.
     #[must_use]
     pub fn state_bytes(self) -> usize {
