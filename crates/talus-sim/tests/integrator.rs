@@ -270,41 +270,42 @@ fn amplification(integrator: IntegratorKind, omega_dt: f64) -> Vec<Vec<f64>> {
         IntegratorKind::Gear => 6,
         IntegratorKind::Verlet => 3,
     };
-    let mut m = vec![vec![0.0; n]; n];
-    for j in 0..n {
-        let unit = |i: usize| if i == j { 1.0 } else { 0.0 };
-        let mut pose = Pose::from_translation(along_x(unit(0)));
-        let after: Vec<f64> = match integrator {
-            IntegratorKind::Gear => {
-                let mut state = GearState {
-                    position: [1, 2, 3, 4, 5].map(|i| along_x(unit(i))),
-                    rotation: [DVec4::ZERO; 5],
-                };
-                let k = state.predict(&mut pose, &inertia, dt);
-                state.correct(&mut pose, &spring(&k), &inertia, &k, dt);
-                std::iter::once(pose.position.x)
-                    .chain(state.position.iter().map(|r| r.x))
-                    .collect()
-            }
-            IntegratorKind::Verlet => {
-                let mut state = VerletState {
-                    velocity: along_x(unit(1)),
-                    angular_momentum: DVec3::ZERO,
-                    load: Load {
-                        force: along_x(unit(2)),
-                        torque: DVec3::ZERO,
-                    },
-                };
-                let k = state.predict(&mut pose, &inertia, dt);
-                state.correct(&mut pose, &spring(&k), &inertia, &k, dt);
-                vec![pose.position.x, state.velocity.x, state.load.force.x]
-            }
-        };
-        for (i, v) in after.into_iter().enumerate() {
-            m[i][j] = v;
-        }
-    }
-    m
+    let columns: Vec<Vec<f64>> = (0..n)
+        .map(|j| {
+            let unit = |i: usize| if i == j { 1.0 } else { 0.0 };
+            let mut pose = Pose::from_translation(along_x(unit(0)));
+            let after: Vec<f64> = match integrator {
+                IntegratorKind::Gear => {
+                    let mut state = GearState {
+                        position: [1, 2, 3, 4, 5].map(|i| along_x(unit(i))),
+                        rotation: [DVec4::ZERO; 5],
+                    };
+                    let k = state.predict(&mut pose, &inertia, dt);
+                    state.correct(&mut pose, &spring(&k), &inertia, &k, dt);
+                    std::iter::once(pose.position.x)
+                        .chain(state.position.iter().map(|r| r.x))
+                        .collect()
+                }
+                IntegratorKind::Verlet => {
+                    let mut state = VerletState {
+                        velocity: along_x(unit(1)),
+                        angular_momentum: DVec3::ZERO,
+                        load: Load {
+                            force: along_x(unit(2)),
+                            torque: DVec3::ZERO,
+                        },
+                    };
+                    let k = state.predict(&mut pose, &inertia, dt);
+                    state.correct(&mut pose, &spring(&k), &inertia, &k, dt);
+                    vec![pose.position.x, state.velocity.x, state.load.force.x]
+                }
+            };
+            after
+        })
+        .collect();
+    (0..n)
+        .map(|i| columns.iter().map(|c| c[i]).collect())
+        .collect()
 }
 
 /// Whether the map `m` grows some state without bound: `m^(2^40)` is large (a spectral
@@ -320,7 +321,7 @@ fn grows(mut m: Vec<Vec<f64>>) -> bool {
             })
             .collect();
         let norm = m.iter().flatten().fold(0.0f64, |a, v| a.max(v.abs()));
-        if !(norm < 1e6) {
+        if norm.is_nan() || norm >= 1e6 {
             return true;
         }
     }
