@@ -1,5 +1,8 @@
 //! Viscous normal damping from a coefficient of restitution.
 
+use super::ContactInput;
+use super::part::{Part, Partial, Role};
+
 /// The damping ratio ζ of a linear spring–dashpot whose collisions have restitution `e`:
 /// `e = exp(−π ζ / √(1 − ζ²))`, i.e. `ζ = −ln e / √(π² + ln² e)`. The damping force is
 /// then `−2 ζ √(K m*) v_n` for a contact stiffness K.
@@ -10,6 +13,30 @@ pub fn damping_ratio(restitution: f64) -> f64 {
     }
     let ln_e = restitution.ln();
     -ln_e / (std::f64::consts::PI * std::f64::consts::PI + ln_e * ln_e).sqrt()
+}
+
+/// The damping part: a dashpot `−2 ζ √(K m*) v_n` on the normal direction, ζ from the
+/// restitution (see [`damping_ratio`]) and K the normal part's stiffness at this contact.
+/// The dashpot may pull for a moment at the end of a collision, as in the linear
+/// spring–dashpot whose restitution the coefficient sets; clamping it would make collisions
+/// more elastic than asked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RestitutionDamping {
+    /// Coefficient of restitution e in (0, 1].
+    pub restitution: f64,
+}
+
+impl Part for RestitutionDamping {
+    fn role(&self) -> Role {
+        Role::Damping
+    }
+
+    fn apply(&self, contact: &ContactInput, partial: &mut Partial, _history: &mut [f64]) {
+        partial.damping = 2.0
+            * damping_ratio(self.restitution)
+            * (partial.stiffness * contact.effective_mass).sqrt();
+        partial.normal -= partial.damping * contact.normal_velocity();
+    }
 }
 
 #[cfg(test)]

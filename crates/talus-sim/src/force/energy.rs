@@ -9,52 +9,35 @@
 //! Friction is the tangential spring of [`super::TangentialSpring`]; optional damping from a
 //! restitution below 1 as in `volumetric` (and then, of course, energy is not conserved).
 
-use super::friction::{TangentialSpring, damped_contact_force};
-use super::{ContactInput, ContactLoad, ForceModel};
+use super::ContactInput;
+use super::part::{Part, Partial, Role};
 
-/// The `energy_conserving` model.
+/// The normal part of `energy_conserving`: `F = k (V/ℓ)^(p−1) S`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct EnergyConserving {
+pub struct FengNormal {
     /// k, Pa.
     pub stiffness: f64,
     /// Exponent p ≥ 1 of the energy's dependence on the overlap volume.
     pub exponent: f64,
-    /// Coefficient of restitution e in (0, 1]; 1 for none.
-    pub restitution: f64,
-    /// Friction.
-    pub friction: TangentialSpring,
 }
 
-impl ForceModel for EnergyConserving {
-    fn name(&self) -> &str {
-        "energy_conserving"
+impl Part for FengNormal {
+    fn role(&self) -> Role {
+        Role::Normal
     }
 
-    fn history_len(&self) -> usize {
-        3
-    }
-
-    fn load(&self, contact: &ContactInput, history: &mut [f64]) -> ContactLoad {
+    fn apply(&self, contact: &ContactInput, partial: &mut Partial, _history: &mut [f64]) {
         let o = &contact.overlap;
         let scale = if self.exponent == 1.0 {
             1.0
         } else {
             (o.volume / contact.length).powf(self.exponent - 1.0)
         };
-        let elastic = self.stiffness * scale * o.area;
-        let stiffness = self.normal_stiffness(o.area, contact.length);
-        ContactLoad::from_force(damped_contact_force(
-            contact,
-            history,
-            elastic,
-            stiffness,
-            self.restitution,
-            &self.friction,
-        ))
+        partial.normal = self.stiffness * scale * o.area;
+        partial.stiffness = self.stiffness * o.area / contact.length;
     }
 
-    fn normal_stiffness(&self, area: f64, length: f64) -> f64 {
-        // The pressure k over an area growing across a depth of order ℓ: k A / ℓ.
-        self.stiffness * area / length
+    fn normal_stiffness(&self, area: f64, length: f64) -> Option<f64> {
+        Some(self.stiffness * area / length)
     }
 }

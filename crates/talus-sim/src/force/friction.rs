@@ -11,7 +11,7 @@
 use talus_geom::glam::DVec3;
 
 use super::ContactInput;
-use super::damping::damping_ratio;
+use super::part::{Part, Partial, Role};
 
 /// Parameters of the tangential spring.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -64,32 +64,26 @@ impl TangentialSpring {
     }
 }
 
-/// The force on the second grain for an elastic normal force `elastic` of stiffness
-/// `stiffness`: a dashpot set from the restitution, `−2 ζ √(K m*) v_n`, added to it, and the
-/// tangential spring on top. The dashpot may pull for a moment at the end of a collision, as
-/// in the linear spring–dashpot whose restitution the coefficient sets; clamping it would
-/// make collisions more elastic than asked.
-pub(super) fn damped_contact_force(
-    contact: &ContactInput,
-    history: &mut [f64],
-    elastic: f64,
-    stiffness: f64,
-    restitution: f64,
-    spring: &TangentialSpring,
-) -> DVec3 {
-    let o = &contact.overlap;
-    let damping = 2.0 * damping_ratio(restitution) * (stiffness * contact.effective_mass).sqrt();
-    let normal = elastic - damping * contact.normal_velocity();
-    let tangential = spring.force(
-        history,
-        o.normal,
-        contact.tangential_velocity(),
-        contact.dt,
-        stiffness,
-        normal,
-        damping,
-    );
-    o.normal * normal + tangential
+impl Part for TangentialSpring {
+    fn role(&self) -> Role {
+        Role::Tangential
+    }
+
+    fn history_len(&self) -> usize {
+        3
+    }
+
+    fn apply(&self, contact: &ContactInput, partial: &mut Partial, history: &mut [f64]) {
+        partial.tangential = self.force(
+            history,
+            contact.overlap.normal,
+            contact.tangential_velocity(),
+            contact.dt,
+            partial.stiffness,
+            partial.normal,
+            partial.damping,
+        );
+    }
 }
 
 #[cfg(test)]

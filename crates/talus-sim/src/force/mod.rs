@@ -21,18 +21,20 @@
 mod damping;
 mod energy;
 mod friction;
+mod part;
 mod registry;
 mod volumetric;
 mod yade;
 
-pub use damping::damping_ratio;
-pub use energy::EnergyConserving;
+pub use damping::{RestitutionDamping, damping_ratio};
+pub use energy::FengNormal;
 pub use friction::TangentialSpring;
+pub use part::{ComposedLaw, CompositionError, Part, Partial, Role};
 pub use registry::{
     CoefficientSpec, Coefficients, ForceModelError, ForceModelRegistry, ModelEntry,
 };
-pub use volumetric::Volumetric;
-pub use yade::VolumetricYade;
+pub use volumetric::VolumetricNormal;
+pub use yade::{YadeNormal, YadeShear};
 
 use talus_geom::Overlap;
 use talus_geom::glam::DVec3;

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use thiserror::Error;
 
 use super::friction::TangentialSpring;
-use super::{EnergyConserving, ForceModel, Volumetric, VolumetricYade};
+use super::part::{ComposedLaw, Part};
+use super::{FengNormal, ForceModel, RestitutionDamping, VolumetricNormal, YadeNormal, YadeShear};
 
 /// Named coefficients of a force model, as read from a scenario file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -213,14 +214,30 @@ const ENERGY: &[CoefficientSpec] = &[
     TANGENTIAL_RATIO,
 ];
 
-fn spring(c: &BTreeMap<&'static str, f64>) -> TangentialSpring {
-    TangentialSpring {
+fn spring(c: &BTreeMap<&'static str, f64>) -> Box<dyn Part> {
+    Box::new(TangentialSpring {
         friction: c["friction"],
         stiffness_ratio: c["tangential_ratio"],
+    })
+}
+
+fn restitution(c: &BTreeMap<&'static str, f64>) -> Box<dyn Part> {
+    Box::new(RestitutionDamping {
+        restitution: c["restitution"],
+    })
+}
+
+/// The preset `name` of `parts`, which make a law by construction (one part per role, the
+/// history within bounds).
+fn preset(name: &'static str, parts: Vec<Box<dyn Part>>) -> Box<dyn ForceModel> {
+    match ComposedLaw::new(name, parts) {
+        Ok(law) => Box::new(law),
+        Err(e) => unreachable!("the built-in preset '{name}' is a valid law: {e}"),
     }
 }
 
-/// The models that come with talus.
+/// The built-in laws: presets of parts, under the names and coefficients they have always
+/// had.
 const BUILT_IN: [ModelEntry; 3] = [
     ModelEntry {
         name: "volumetric",
@@ -228,11 +245,10 @@ const BUILT_IN: [ModelEntry; 3] = [
         coefficients: VOLUMETRIC,
         history: &["spring_x", "spring_y", "spring_z"],
         build: |c| {
-            Box::new(Volumetric {
+            let normal = Box::new(VolumetricNormal {
                 stiffness: c["stiffness"],
-                restitution: c["restitution"],
-                friction: spring(c),
-            })
+            });
+            preset("volumetric", vec![normal, restitution(c), spring(c)])
         },
     },
     ModelEntry {
@@ -241,11 +257,12 @@ const BUILT_IN: [ModelEntry; 3] = [
         coefficients: YADE,
         history: &["shear_x", "shear_y", "shear_z"],
         build: |c| {
-            Box::new(VolumetricYade {
-                normal_stiffness: c["kn"],
-                shear_stiffness: c["ks"],
+            let normal = Box::new(YadeNormal { stiffness: c["kn"] });
+            let shear = Box::new(YadeShear {
+                stiffness: c["ks"],
                 friction: c["friction_angle"].tan(),
-            })
+            });
+            preset("volumetric_yade", vec![normal, shear])
         },
     },
     ModelEntry {
@@ -254,12 +271,11 @@ const BUILT_IN: [ModelEntry; 3] = [
         coefficients: ENERGY,
         history: &["spring_x", "spring_y", "spring_z"],
         build: |c| {
-            Box::new(EnergyConserving {
+            let normal = Box::new(FengNormal {
                 stiffness: c["stiffness"],
                 exponent: c["exponent"],
-                restitution: c["restitution"],
-                friction: spring(c),
-            })
+            });
+            preset("energy_conserving", vec![normal, restitution(c), spring(c)])
         },
     },
 ];

@@ -1,4 +1,5 @@
-//! The `volumetric` model: normal force from the overlap volume (Matuttis–Chen).
+//! The `volumetric` law's normal part: normal force from the overlap volume (Matuttis–Chen);
+//! the `volumetric` preset adds the restitution damping and the tangential spring.
 //!
 //! * Normal: `F_n = k V / ℓ` along the contact normal, with V the overlap volume and ℓ the
 //!   pair's characteristic length; k has the units of a pressure (Pa). Its stiffness for a
@@ -11,44 +12,28 @@
 //!
 //! All forces act at the overlap's centroid.
 
-use super::friction::{TangentialSpring, damped_contact_force};
-use super::{ContactInput, ContactLoad, ForceModel};
+use super::ContactInput;
+use super::part::{Part, Partial, Role};
 
-/// The `volumetric` model.
+/// The normal part of `volumetric`: `F_n = k V / ℓ`, stiffness `k A / ℓ`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Volumetric {
+pub struct VolumetricNormal {
     /// k, Pa.
     pub stiffness: f64,
-    /// Coefficient of restitution e in (0, 1].
-    pub restitution: f64,
-    /// Friction.
-    pub friction: TangentialSpring,
 }
 
-impl ForceModel for Volumetric {
-    fn name(&self) -> &str {
-        "volumetric"
+impl Part for VolumetricNormal {
+    fn role(&self) -> Role {
+        Role::Normal
     }
 
-    fn history_len(&self) -> usize {
-        3
-    }
-
-    fn load(&self, contact: &ContactInput, history: &mut [f64]) -> ContactLoad {
+    fn apply(&self, contact: &ContactInput, partial: &mut Partial, _history: &mut [f64]) {
         let o = &contact.overlap;
-        let stiffness = self.normal_stiffness(o.area, contact.length);
-        let elastic = self.stiffness * o.volume / contact.length;
-        ContactLoad::from_force(damped_contact_force(
-            contact,
-            history,
-            elastic,
-            stiffness,
-            self.restitution,
-            &self.friction,
-        ))
+        partial.stiffness = self.stiffness * o.area / contact.length;
+        partial.normal = self.stiffness * o.volume / contact.length;
     }
 
-    fn normal_stiffness(&self, area: f64, length: f64) -> f64 {
-        self.stiffness * area / length
+    fn normal_stiffness(&self, area: f64, length: f64) -> Option<f64> {
+        Some(self.stiffness * area / length)
     }
 }

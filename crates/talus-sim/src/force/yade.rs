@@ -1,4 +1,4 @@
-//! The `volumetric_yade` model: Yade's `Law2_PolyhedraGeom_PolyhedraPhys_Volumetric`.
+//! The parts of the `volumetric_yade` preset: Yade's `Law2_PolyhedraGeom_PolyhedraPhys_Volumetric`.
 //!
 //! * Normal: `F_n = k_n V` along the contact normal (k_n in N/m³; Yade derives it from the
 //!   two materials' "young" values in series, `k_n = Y_a Y_b / (Y_a + Y_b)`).
@@ -7,35 +7,59 @@
 //!   tangent plane. Capped at `tan φ |F_n|`.
 //! * No contact damping: Yade relies on global (numerical) damping instead.
 //!
-//! The shear force is the history (3 values). Forces act at the overlap's centroid.
+//! The shear force is the shear part's history (3 values). Forces act at the overlap's
+//! centroid.
 
 use talus_geom::glam::DVec3;
 
-use super::{ContactInput, ContactLoad, ForceModel};
+use super::ContactInput;
+use super::part::{Part, Partial, Role};
 
-/// The `volumetric_yade` model.
+/// The normal part of `volumetric_yade`: `F_n = k_n V`, stiffness `k_n A`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct VolumetricYade {
+pub struct YadeNormal {
     /// k_n, N/m³.
-    pub normal_stiffness: f64,
+    pub stiffness: f64,
+}
+
+impl Part for YadeNormal {
+    fn role(&self) -> Role {
+        Role::Normal
+    }
+
+    fn apply(&self, contact: &ContactInput, partial: &mut Partial, _history: &mut [f64]) {
+        let o = &contact.overlap;
+        partial.stiffness = self.stiffness * o.area;
+        partial.normal = self.stiffness * o.volume;
+    }
+
+    fn normal_stiffness(&self, area: f64, _length: f64) -> Option<f64> {
+        // dF/dδ = k_n dV/dδ = k_n A.
+        Some(self.stiffness * area)
+    }
+}
+
+/// Yade's incremental shear: the last shear force turned into the new tangent plane, less
+/// `k_s v_t dt`, capped at `tan φ F_n`. Its history is the shear force.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct YadeShear {
     /// k_s, N/m³ (per unit overlap volume, as k_n; Yade: young · poisson in series).
-    pub shear_stiffness: f64,
+    pub stiffness: f64,
     /// tan φ.
     pub friction: f64,
 }
 
-impl ForceModel for VolumetricYade {
-    fn name(&self) -> &str {
-        "volumetric_yade"
+impl Part for YadeShear {
+    fn role(&self) -> Role {
+        Role::Tangential
     }
 
     fn history_len(&self) -> usize {
         3
     }
 
-    fn load(&self, contact: &ContactInput, history: &mut [f64]) -> ContactLoad {
+    fn apply(&self, contact: &ContactInput, partial: &mut Partial, history: &mut [f64]) {
         let o = &contact.overlap;
-        let normal = self.normal_stiffness * o.volume;
         let mut shear = DVec3::new(history[0], history[1], history[2]);
         if contact.new_contact {
             shear = DVec3::ZERO;
@@ -45,8 +69,8 @@ impl ForceModel for VolumetricYade {
         shear = (shear - o.normal * shear.dot(o.normal))
             .try_normalize()
             .map_or(DVec3::ZERO, |d| d * length);
-        shear -= self.shear_stiffness * contact.tangential_velocity() * contact.dt;
-        let limit = self.friction * normal;
+        shear -= self.stiffness * contact.tangential_velocity() * contact.dt;
+        let limit = self.friction * partial.normal;
         if shear.length() > limit {
             shear *= if shear.length() > 0.0 {
                 limit / shear.length()
@@ -55,11 +79,6 @@ impl ForceModel for VolumetricYade {
             };
         }
         history[..3].copy_from_slice(&shear.to_array());
-        ContactLoad::from_force(o.normal * normal + shear)
-    }
-
-    fn normal_stiffness(&self, area: f64, _length: f64) -> f64 {
-        // dF/dδ = k_n dV/dδ = k_n A.
-        self.normal_stiffness * area
+        partial.tangential = shear;
     }
 }
