@@ -13,7 +13,7 @@ use talus_scenario::output::RunDir;
 use talus_scenario::output::run_dir::SUMMARY_FILE;
 use talus_scenario::resources::{bytes, estimate, shortfalls};
 use talus_scenario::{Progress, Runner};
-use talus_sim::force::ForceModelRegistry;
+use talus_sim::force::{CoefficientSpec, ForceModelRegistry};
 
 use crate::terminal::escape_controls;
 
@@ -250,22 +250,42 @@ pub fn resume_dir(args: &ResumeArgs) -> Result<ExitCode, String> {
     drive(&mut runner, args.quiet)
 }
 
-/// `talus models`: the registered force models and their coefficients.
+/// `talus models`: the registered force models and the parts laws are composed of, with
+/// their coefficients.
 pub fn list_models() -> Result<ExitCode, String> {
     let registry = ForceModelRegistry::default();
+    println!("force models (force_model: (name: …, coefficients: {{…}})):");
     for entry in registry.entries() {
         println!("{}: {}", entry.name, entry.description);
-        for c in entry.coefficients {
-            let default = c
-                .default
-                .map_or_else(|| "required".to_string(), |d| format!("default {d}"));
-            println!(
-                "  {:<18} [{}] {}; {} ({default})",
-                c.name, c.unit, c.doc, c.allowed
-            );
-        }
+        print_coefficients(entry.coefficients);
+    }
+    println!();
+    println!(
+        "parts (force_model: (name: …, parts: (normal: (name: …, coefficients: {{…}}), damping: …, tangential: …))):"
+    );
+    for entry in registry.part_entries() {
+        println!(
+            "{} {}: {}",
+            entry.role.name(),
+            entry.name,
+            entry.description
+        );
+        print_coefficients(entry.coefficients);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line per coefficient: name, unit, meaning, range, default.
+fn print_coefficients(coefficients: &[CoefficientSpec]) {
+    for c in coefficients {
+        let default = c
+            .default
+            .map_or_else(|| "required".to_string(), |d| format!("default {d}"));
+        println!(
+            "  {:<18} [{}] {}; {} ({default})",
+            c.name, c.unit, c.doc, c.allowed
+        );
+    }
 }
 
 /// Runs to the end with a progress bar and prints the summary.

@@ -14,7 +14,9 @@ use talus_geom::generate::{ellipsoid_grain, rectangular_box};
 use talus_geom::glam::{DMat3, DQuat, DVec3};
 use talus_geom::{BoundingEllipsoid, Pose};
 use talus_sim::broad::BroadPhaseKind;
-use talus_sim::force::{Coefficients, ForceModelRegistry};
+use talus_sim::force::{
+    Coefficients, ForceModel, ForceModelError, ForceModelRegistry, PartChoice, Role,
+};
 use talus_sim::integrate::IntegratorKind;
 use talus_sim::material::{Material, MaterialId};
 use talus_sim::shape::ShapeId;
@@ -26,7 +28,9 @@ use crate::placement::{
     MAX_SITES, PlacedGrain, first_overlapping_pair, grain_rng, jittered, lattice_site_count,
     lattice_sites, overlaps_wall, penetrates, random_rotation,
 };
-use crate::schema::{Bounding, BroadPhase, Integrator, Orientation, Placement, Scenario};
+use crate::schema::{
+    Bounding, BroadPhase, ForceModelSpec, Integrator, Orientation, Placement, Scenario,
+};
 use crate::validate::validate;
 use crate::walls::{build_walls, v3};
 
@@ -163,11 +167,7 @@ pub fn build(
     let mut world =
         World::new(params).map_err(|e| engine("simulation parameters", e.to_string()))?;
 
-    let model = registry
-        .build(
-            &s.force_model.name,
-            &Coefficients(s.force_model.coefficients.clone()),
-        )
+    let model = build_force_model(registry, &s.force_model)
         .map_err(|e| engine("force_model", e.to_string()))?;
     // Set before any grain: the engine computes each kind of grain's critical time step.
     world
@@ -462,4 +462,28 @@ pub fn grain_desc(pop: &Population, j: usize, position: DVec3, orientation: DQua
         velocity: pop.velocity,
         angular_velocity: DVec3::ZERO,
     }
+}
+
+/// The scenario's force model: a registered model by name, or the law of its parts.
+fn build_force_model(
+    registry: &ForceModelRegistry,
+    spec: &ForceModelSpec,
+) -> Result<Box<dyn ForceModel>, ForceModelError> {
+    let Some(parts) = &spec.parts else {
+        return registry.build(&spec.name, &Coefficients(spec.coefficients.clone()));
+    };
+    let chosen: Vec<(Role, Coefficients, &str)> = parts
+        .chosen()
+        .into_iter()
+        .map(|(role, p)| (role, Coefficients(p.coefficients.clone()), p.name.as_str()))
+        .collect();
+    let choices: Vec<PartChoice> = chosen
+        .iter()
+        .map(|(role, coefficients, name)| PartChoice {
+            role: *role,
+            name,
+            coefficients,
+        })
+        .collect();
+    registry.build_law(&spec.name, &choices)
 }

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use talus_sim::force::Role;
 
 /// A vector in RON: `(x, y, z)`.
 pub type Vec3 = (f64, f64, f64);
@@ -128,16 +129,61 @@ pub struct MaterialSpec {
     pub density: f64,
 }
 
-/// The contact force model, by its registered name.
+/// The contact force model: a registered model (or preset of parts) by name, or a law
+/// composed of the parts given.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ForceModelSpec {
     /// Registered name (`volumetric`, `volumetric_yade`, `energy_conserving`, or a model a
-    /// program registered).
+    /// program registered); with `parts`, the composed law's name.
     pub name: String,
-    /// Coefficients by name; those left out take the model's defaults.
+    /// Coefficients by name; those left out take the model's defaults. Empty with `parts`
+    /// (each part has its own).
     #[serde(default)]
     pub coefficients: BTreeMap<String, f64>,
+    /// The parts of a composed law; `talus models` lists them by role.
+    #[serde(default)]
+    pub parts: Option<PartsSpec>,
+}
+
+/// The parts of a composed contact law, one per role.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartsSpec {
+    /// The normal force (`volumetric`, `yade`, `feng`).
+    pub normal: PartSpec,
+    /// The normal damping (`restitution`); default none.
+    #[serde(default)]
+    pub damping: Option<PartSpec>,
+    /// The tangential force (`spring`, `yade_shear`); default none (frictionless).
+    #[serde(default)]
+    pub tangential: Option<PartSpec>,
+}
+
+/// One part: its registered name in its role and its coefficients.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartSpec {
+    /// Registered name.
+    pub name: String,
+    /// Coefficients by name; those left out take the part's defaults.
+    #[serde(default)]
+    pub coefficients: BTreeMap<String, f64>,
+}
+
+impl PartsSpec {
+    /// The parts given, with their roles.
+    #[must_use]
+    pub fn chosen(&self) -> Vec<(Role, &PartSpec)> {
+        [
+            (Role::Normal, Some(&self.normal)),
+            (Role::Damping, self.damping.as_ref()),
+            (Role::Tangential, self.tangential.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(role, p)| p.map(|p| (role, p)))
+        .collect()
+    }
 }
 
 /// A population of grains of one kind.

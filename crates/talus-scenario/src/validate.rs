@@ -2,6 +2,8 @@
 //! refer to something, consistency between sections. Each failure names the field's path
 //! and what is allowed; all failures are collected, not only the first.
 
+use std::collections::BTreeMap;
+
 use std::path::{Path, PathBuf};
 
 use crate::error::ScenarioError;
@@ -399,13 +401,35 @@ impl Checker {
                 "at most 65535",
             );
         }
-        for (name, value) in &s.force_model.coefficients {
-            if !value.is_finite() {
+        let mut coefficients: Vec<(String, &BTreeMap<String, f64>)> =
+            vec![("force_model".to_string(), &s.force_model.coefficients)];
+        if let Some(parts) = &s.force_model.parts {
+            if !s.force_model.coefficients.is_empty() {
                 self.fail(
-                    &format!("force_model.coefficients.{name}"),
-                    format!("{} is not finite", short(*value)),
-                    "a finite number in the coefficient's range",
+                    "force_model.coefficients",
+                    format!(
+                        "{} coefficients beside parts",
+                        s.force_model.coefficients.len()
+                    ),
+                    "none with parts: each part takes its own coefficients",
                 );
+            }
+            coefficients.extend(parts.chosen().into_iter().map(|(role, p)| {
+                (
+                    format!("force_model.parts.{}", role.name()),
+                    &p.coefficients,
+                )
+            }));
+        }
+        for (path, map) in coefficients {
+            for (name, value) in map {
+                if !value.is_finite() {
+                    self.fail(
+                        &format!("{path}.coefficients.{name}"),
+                        format!("{} is not finite", short(*value)),
+                        "a finite number in the coefficient's range",
+                    );
+                }
             }
         }
         if s.grains.is_empty() {

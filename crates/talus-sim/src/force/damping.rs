@@ -1,7 +1,10 @@
 //! Viscous normal damping from a coefficient of restitution.
 
+use super::CoefficientSpec;
 use super::ContactInput;
+use super::part::PartEntry;
 use super::part::{Part, Partial, Role};
+use super::registry::unit_interval;
 
 /// The damping ratio ζ of a linear spring–dashpot whose collisions have restitution `e`:
 /// `e = exp(−π ζ / √(1 − ζ²))`, i.e. `ζ = −ln e / √(π² + ln² e)`. The damping force is
@@ -38,6 +41,30 @@ impl Part for RestitutionDamping {
         partial.normal -= partial.damping * contact.normal_velocity();
     }
 }
+
+/// The restitution of the damping part.
+pub(super) const RESTITUTION: CoefficientSpec = CoefficientSpec {
+    name: "restitution",
+    unit: "1",
+    default: Some(0.5),
+    allowed: "a number in (0, 1]",
+    check: unit_interval,
+    doc: "coefficient of restitution of a normal collision",
+};
+
+/// The part's registration.
+pub(super) const ENTRY: PartEntry = PartEntry {
+    role: Role::Damping,
+    name: "restitution",
+    description: "a normal dashpot −2ζ√(K m*) v_n with ζ from a coefficient of restitution",
+    coefficients: &[RESTITUTION],
+    history: &[],
+    build: |c| {
+        Box::new(RestitutionDamping {
+            restitution: c["restitution"],
+        })
+    },
+};
 
 #[cfg(test)]
 mod tests {

@@ -9,8 +9,11 @@
 //! Friction is the tangential spring of [`super::TangentialSpring`]; optional damping from a
 //! restitution below 1 as in `volumetric` (and then, of course, energy is not conserved).
 
+use super::CoefficientSpec;
 use super::ContactInput;
+use super::part::PartEntry;
 use super::part::{Part, Partial, Role};
+use super::registry::at_least_one;
 
 /// The normal part of `energy_conserving`: `F = k (V/ℓ)^(p−1) S`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,3 +44,34 @@ impl Part for FengNormal {
         Some(self.stiffness * area / length)
     }
 }
+
+/// `k` of Feng's law: a pressure, as `volumetric`'s.
+pub(super) const STIFFNESS: CoefficientSpec = CoefficientSpec {
+    doc: "k in F = k (V/ℓ)^(p−1) S",
+    ..super::volumetric::STIFFNESS
+};
+
+/// `p` of Feng's law.
+pub(super) const EXPONENT: CoefficientSpec = CoefficientSpec {
+    name: "exponent",
+    unit: "1",
+    default: Some(1.0),
+    allowed: "a finite number ≥ 1",
+    check: at_least_one,
+    doc: "p in the energy w = k ℓ^(1−p) V^p / p",
+};
+
+/// The part's registration.
+pub(super) const ENTRY: PartEntry = PartEntry {
+    role: Role::Normal,
+    name: "feng",
+    description: "Feng's potential-based F = w'(V) S: a pressure on the projected contact area",
+    coefficients: &[STIFFNESS, EXPONENT],
+    history: &[],
+    build: |c| {
+        Box::new(FengNormal {
+            stiffness: c["stiffness"],
+            exponent: c["exponent"],
+        })
+    },
+};

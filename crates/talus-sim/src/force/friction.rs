@@ -10,8 +10,11 @@
 
 use talus_geom::glam::DVec3;
 
+use super::CoefficientSpec;
 use super::ContactInput;
+use super::part::PartEntry;
 use super::part::{Part, Partial, Role};
+use super::registry::{non_negative, positive};
 
 /// Parameters of the tangential spring.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -85,6 +88,41 @@ impl Part for TangentialSpring {
         );
     }
 }
+
+/// μ of the tangential spring.
+pub(super) const FRICTION: CoefficientSpec = CoefficientSpec {
+    name: "friction",
+    unit: "1",
+    default: Some(0.5),
+    allowed: "a finite number ≥ 0",
+    check: non_negative,
+    doc: "Coulomb friction coefficient μ",
+};
+
+/// `k_t / K` of the tangential spring.
+pub(super) const TANGENTIAL_RATIO: CoefficientSpec = CoefficientSpec {
+    name: "tangential_ratio",
+    unit: "1",
+    default: Some(2.0 / 7.0),
+    allowed: "a finite number > 0",
+    check: positive,
+    doc: "tangential over normal stiffness k_t / K",
+};
+
+/// The part's registration.
+pub(super) const ENTRY: PartEntry = PartEntry {
+    role: Role::Tangential,
+    name: "spring",
+    description: "Cundall–Strack tangential spring and dashpot, capped at μ F_n",
+    coefficients: &[FRICTION, TANGENTIAL_RATIO],
+    history: &["spring_x", "spring_y", "spring_z"],
+    build: |c| {
+        Box::new(TangentialSpring {
+            friction: c["friction"],
+            stiffness_ratio: c["tangential_ratio"],
+        })
+    },
+};
 
 #[cfg(test)]
 mod tests {

@@ -29,9 +29,9 @@ mod yade;
 pub use damping::{RestitutionDamping, damping_ratio};
 pub use energy::FengNormal;
 pub use friction::TangentialSpring;
-pub use part::{ComposedLaw, CompositionError, Part, Partial, Role};
+pub use part::{ComposedLaw, CompositionError, Part, PartEntry, Partial, Role};
 pub use registry::{
-    CoefficientSpec, Coefficients, ForceModelError, ForceModelRegistry, ModelEntry,
+    CoefficientSpec, Coefficients, ForceModelError, ForceModelRegistry, ModelEntry, PartChoice,
 };
 pub use volumetric::VolumetricNormal;
 pub use yade::{YadeNormal, YadeShear};

@@ -6,7 +6,9 @@
 
 use talus_geom::glam::DVec3;
 
-use super::{ContactInput, ContactLoad, ForceModel, MAX_HISTORY};
+use std::collections::BTreeMap;
+
+use super::{CoefficientSpec, ContactInput, ContactLoad, ForceModel, MAX_HISTORY};
 
 /// The role of a part in a law: a law has at most one part of each role, and they are met
 /// in this order.
@@ -67,6 +69,24 @@ pub trait Part: Send + Sync {
     fn normal_stiffness(&self, _area: f64, _length: f64) -> Option<f64> {
         None
     }
+}
+
+/// A registered part: its role, name, documentation, coefficients and constructor. Each
+/// part's entry is defined next to its code.
+#[derive(Debug, Clone, Copy)]
+pub struct PartEntry {
+    /// Its role.
+    pub role: Role,
+    /// Its name (unique within the role).
+    pub name: &'static str,
+    /// One line on what it is.
+    pub description: &'static str,
+    /// The coefficients it takes.
+    pub coefficients: &'static [CoefficientSpec],
+    /// Names of its per-contact history values.
+    pub history: &'static [&'static str],
+    /// Builds the part from checked coefficients (every spec present, in range).
+    pub build: fn(&BTreeMap<&'static str, f64>) -> Box<dyn Part>,
 }
 
 /// Why parts do not make a law.

@@ -4,9 +4,11 @@ use std::collections::BTreeMap;
 
 use thiserror::Error;
 
-use super::friction::TangentialSpring;
-use super::part::{ComposedLaw, Part};
-use super::{FengNormal, ForceModel, RestitutionDamping, VolumetricNormal, YadeNormal, YadeShear};
+use super::ForceModel;
+use super::damping::RESTITUTION;
+use super::friction::{FRICTION, TANGENTIAL_RATIO};
+use super::part::{ComposedLaw, Part, PartEntry, Role};
+use super::{damping, energy, friction, volumetric, yade};
 
 /// Named coefficients of a force model, as read from a scenario file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -98,6 +100,19 @@ pub enum ForceModelError {
     /// Two models registered under one name.
     #[error("a force model named '{0}' is already registered")]
     Duplicate(String),
+    /// No part of that name in its role.
+    #[error("unknown {role} part '{name}'; known {role} parts: {known}")]
+    UnknownPart {
+        /// The role.
+        role: &'static str,
+        /// The name given.
+        name: String,
+        /// The registered names in that role.
+        known: String,
+    },
+    /// The parts do not make a law.
+    #[error("{0}")]
+    Composition(String),
 }
 
 /// A coefficient in a message: shortest round-trip digits, in exponent notation outside
@@ -110,102 +125,31 @@ fn shown(x: f64) -> String {
     }
 }
 
-fn positive(x: f64) -> bool {
+pub(super) fn positive(x: f64) -> bool {
     x.is_finite() && x > 0.0
 }
-fn non_negative(x: f64) -> bool {
+pub(super) fn non_negative(x: f64) -> bool {
     x.is_finite() && x >= 0.0
 }
-fn unit_interval(x: f64) -> bool {
+pub(super) fn unit_interval(x: f64) -> bool {
     x.is_finite() && x > 0.0 && x <= 1.0
 }
-fn at_least_one(x: f64) -> bool {
+pub(super) fn at_least_one(x: f64) -> bool {
     x.is_finite() && x >= 1.0
 }
 
-const FRICTION: CoefficientSpec = CoefficientSpec {
-    name: "friction",
-    unit: "1",
-    default: Some(0.5),
-    allowed: "a finite number ≥ 0",
-    check: non_negative,
-    doc: "Coulomb friction coefficient μ",
-};
-const TANGENTIAL_RATIO: CoefficientSpec = CoefficientSpec {
-    name: "tangential_ratio",
-    unit: "1",
-    default: Some(2.0 / 7.0),
-    allowed: "a finite number > 0",
-    check: positive,
-    doc: "tangential over normal stiffness k_t / K",
-};
-const RESTITUTION: CoefficientSpec = CoefficientSpec {
-    name: "restitution",
-    unit: "1",
-    default: Some(0.5),
-    allowed: "a number in (0, 1]",
-    check: unit_interval,
-    doc: "coefficient of restitution of a normal collision",
-};
-
 const VOLUMETRIC: &[CoefficientSpec] = &[
-    CoefficientSpec {
-        name: "stiffness",
-        unit: "Pa",
-        default: None,
-        allowed: "a finite number > 0",
-        check: positive,
-        doc: "k in F_n = k V / ℓ",
-    },
+    volumetric::STIFFNESS,
     RESTITUTION,
     FRICTION,
     TANGENTIAL_RATIO,
 ];
 
-const YADE: &[CoefficientSpec] = &[
-    CoefficientSpec {
-        name: "kn",
-        unit: "N/m³",
-        default: None,
-        allowed: "a finite number > 0",
-        check: positive,
-        doc: "normal stiffness per overlap volume, F_n = k_n V",
-    },
-    CoefficientSpec {
-        name: "ks",
-        unit: "N/m³",
-        default: None,
-        allowed: "a finite number > 0",
-        check: positive,
-        doc: "shear stiffness, ΔF_s = −k_s Δu_s",
-    },
-    CoefficientSpec {
-        name: "friction_angle",
-        unit: "rad",
-        default: Some(0.5),
-        allowed: "an angle in [0, π/2)",
-        check: |x| x.is_finite() && (0.0..std::f64::consts::FRAC_PI_2).contains(&x),
-        doc: "friction angle φ; shear capped at tan φ F_n",
-    },
-];
+const YADE: &[CoefficientSpec] = &[yade::KN, yade::KS, yade::FRICTION_ANGLE];
 
 const ENERGY: &[CoefficientSpec] = &[
-    CoefficientSpec {
-        name: "stiffness",
-        unit: "Pa",
-        default: None,
-        allowed: "a finite number > 0",
-        check: positive,
-        doc: "k in F = k (V/ℓ)^(p−1) S",
-    },
-    CoefficientSpec {
-        name: "exponent",
-        unit: "1",
-        default: Some(1.0),
-        allowed: "a finite number ≥ 1",
-        check: at_least_one,
-        doc: "p in the energy w = k ℓ^(1−p) V^p / p",
-    },
+    energy::STIFFNESS,
+    energy::EXPONENT,
     CoefficientSpec {
         default: Some(1.0),
         ..RESTITUTION
@@ -213,19 +157,6 @@ const ENERGY: &[CoefficientSpec] = &[
     FRICTION,
     TANGENTIAL_RATIO,
 ];
-
-fn spring(c: &BTreeMap<&'static str, f64>) -> Box<dyn Part> {
-    Box::new(TangentialSpring {
-        friction: c["friction"],
-        stiffness_ratio: c["tangential_ratio"],
-    })
-}
-
-fn restitution(c: &BTreeMap<&'static str, f64>) -> Box<dyn Part> {
-    Box::new(RestitutionDamping {
-        restitution: c["restitution"],
-    })
-}
 
 /// The preset `name` of `parts`, which make a law by construction (one part per role, the
 /// history within bounds).
@@ -245,10 +176,8 @@ const BUILT_IN: [ModelEntry; 3] = [
         coefficients: VOLUMETRIC,
         history: &["spring_x", "spring_y", "spring_z"],
         build: |c| {
-            let normal = Box::new(VolumetricNormal {
-                stiffness: c["stiffness"],
-            });
-            preset("volumetric", vec![normal, restitution(c), spring(c)])
+            let parts = [volumetric::ENTRY, damping::ENTRY, friction::ENTRY];
+            preset("volumetric", parts.map(|p| (p.build)(c)).into())
         },
     },
     ModelEntry {
@@ -257,12 +186,8 @@ const BUILT_IN: [ModelEntry; 3] = [
         coefficients: YADE,
         history: &["shear_x", "shear_y", "shear_z"],
         build: |c| {
-            let normal = Box::new(YadeNormal { stiffness: c["kn"] });
-            let shear = Box::new(YadeShear {
-                stiffness: c["ks"],
-                friction: c["friction_angle"].tan(),
-            });
-            preset("volumetric_yade", vec![normal, shear])
+            let parts = [yade::NORMAL_ENTRY, yade::SHEAR_ENTRY];
+            preset("volumetric_yade", parts.map(|p| (p.build)(c)).into())
         },
     },
     ModelEntry {
@@ -271,19 +196,38 @@ const BUILT_IN: [ModelEntry; 3] = [
         coefficients: ENERGY,
         history: &["spring_x", "spring_y", "spring_z"],
         build: |c| {
-            let normal = Box::new(FengNormal {
-                stiffness: c["stiffness"],
-                exponent: c["exponent"],
-            });
-            preset("energy_conserving", vec![normal, restitution(c), spring(c)])
+            let parts = [energy::ENTRY, damping::ENTRY, friction::ENTRY];
+            preset("energy_conserving", parts.map(|p| (p.build)(c)).into())
         },
     },
 ];
 
-/// Force models by name.
+/// The built-in parts.
+const BUILT_IN_PARTS: [PartEntry; 6] = [
+    volumetric::ENTRY,
+    yade::NORMAL_ENTRY,
+    energy::ENTRY,
+    damping::ENTRY,
+    friction::ENTRY,
+    yade::SHEAR_ENTRY,
+];
+
+/// One part of a law to build: its role, its name and its coefficients.
+#[derive(Debug, Clone, Copy)]
+pub struct PartChoice<'a> {
+    /// The role.
+    pub role: Role,
+    /// The registered name within the role.
+    pub name: &'a str,
+    /// Its coefficients; those left out take the part's defaults.
+    pub coefficients: &'a Coefficients,
+}
+
+/// Force models by name, and the parts laws are composed of, by role and name.
 #[derive(Debug, Clone)]
 pub struct ForceModelRegistry {
     models: BTreeMap<&'static str, ModelEntry>,
+    parts: BTreeMap<(Role, &'static str), PartEntry>,
 }
 
 impl Default for ForceModelRegistry {
@@ -291,6 +235,10 @@ impl Default for ForceModelRegistry {
     fn default() -> Self {
         ForceModelRegistry {
             models: BUILT_IN.iter().map(|m| (m.name, *m)).collect(),
+            parts: BUILT_IN_PARTS
+                .iter()
+                .map(|p| ((p.role, p.name), *p))
+                .collect(),
         }
     }
 }
@@ -313,6 +261,63 @@ impl ForceModelRegistry {
         self.models.values()
     }
 
+    /// Adds a part.
+    ///
+    /// # Errors
+    /// [`ForceModelError::Duplicate`] if a part of that role and name exists.
+    pub fn register_part(&mut self, entry: PartEntry) -> Result<(), ForceModelError> {
+        let key = (entry.role, entry.name);
+        if self.parts.contains_key(&key) {
+            return Err(ForceModelError::Duplicate(format!(
+                "{} part {}",
+                entry.role.name(),
+                entry.name
+            )));
+        }
+        self.parts.insert(key, entry);
+        Ok(())
+    }
+
+    /// The registered parts, by role and name.
+    pub fn part_entries(&self) -> impl Iterator<Item = &PartEntry> {
+        self.parts.values()
+    }
+
+    /// The law `name` composed of `parts`, each built from its coefficients.
+    ///
+    /// # Errors
+    /// [`ForceModelError::UnknownPart`] for a part not registered in its role, the
+    /// coefficient errors of [`ForceModelRegistry::build`] (naming the part), and
+    /// [`ForceModelError::Composition`] when the parts do not make a law.
+    pub fn build_law(
+        &self,
+        name: &str,
+        parts: &[PartChoice],
+    ) -> Result<Box<dyn ForceModel>, ForceModelError> {
+        let mut built = Vec::with_capacity(parts.len());
+        for choice in parts {
+            let entry = self.parts.get(&(choice.role, choice.name)).ok_or_else(|| {
+                ForceModelError::UnknownPart {
+                    role: choice.role.name(),
+                    name: choice.name.to_string(),
+                    known: self
+                        .parts
+                        .keys()
+                        .filter(|(role, _)| *role == choice.role)
+                        .map(|(_, n)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }
+            })?;
+            let owner = format!("{name}, {} part {}", choice.role.name(), choice.name);
+            let values = resolve(&owner, entry.coefficients, choice.coefficients)?;
+            built.push((entry.build)(&values));
+        }
+        ComposedLaw::new(name, built)
+            .map(|law| Box::new(law) as Box<dyn ForceModel>)
+            .map_err(|e| ForceModelError::Composition(e.to_string()))
+    }
+
     /// The model `name` with its coefficients checked and defaults filled in.
     ///
     /// # Errors
@@ -330,49 +335,53 @@ impl ForceModelRegistry {
                 name: name.to_string(),
                 known: self.models.keys().copied().collect::<Vec<_>>().join(", "),
             })?;
-        let names = || {
-            entry
-                .coefficients
-                .iter()
-                .map(|c| c.name)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        for given in coefficients.0.keys() {
-            if !entry.coefficients.iter().any(|c| c.name == given) {
-                return Err(ForceModelError::UnknownCoefficient {
-                    model: name.to_string(),
-                    name: given.clone(),
-                    allowed: names(),
-                });
-            }
-        }
-        let mut values = BTreeMap::new();
-        for spec in entry.coefficients {
-            let value = match (coefficients.0.get(spec.name), spec.default) {
-                (Some(v), _) => *v,
-                (None, Some(d)) => d,
-                (None, None) => {
-                    return Err(ForceModelError::MissingCoefficient {
-                        model: name.to_string(),
-                        name: spec.name,
-                        unit: spec.unit,
-                        doc: spec.doc,
-                    });
-                }
-            };
-            if !(spec.check)(value) {
-                return Err(ForceModelError::InvalidCoefficient {
-                    model: name.to_string(),
-                    name: spec.name,
-                    value,
-                    allowed: spec.allowed,
-                });
-            }
-            values.insert(spec.name, value);
-        }
+        let values = resolve(name, entry.coefficients, coefficients)?;
         Ok((entry.build)(&values))
     }
+}
+
+/// The values of `specs` for the coefficients `given` to `owner`: each given one known and
+/// in range, defaults for those left out, none required missing.
+fn resolve(
+    owner: &str,
+    specs: &[CoefficientSpec],
+    given: &Coefficients,
+) -> Result<BTreeMap<&'static str, f64>, ForceModelError> {
+    let names = || specs.iter().map(|c| c.name).collect::<Vec<_>>().join(", ");
+    for given in given.0.keys() {
+        if !specs.iter().any(|c| c.name == given) {
+            return Err(ForceModelError::UnknownCoefficient {
+                model: owner.to_string(),
+                name: given.clone(),
+                allowed: names(),
+            });
+        }
+    }
+    let mut values = BTreeMap::new();
+    for spec in specs {
+        let value = match (given.0.get(spec.name), spec.default) {
+            (Some(v), _) => *v,
+            (None, Some(d)) => d,
+            (None, None) => {
+                return Err(ForceModelError::MissingCoefficient {
+                    model: owner.to_string(),
+                    name: spec.name,
+                    unit: spec.unit,
+                    doc: spec.doc,
+                });
+            }
+        };
+        if !(spec.check)(value) {
+            return Err(ForceModelError::InvalidCoefficient {
+                model: owner.to_string(),
+                name: spec.name,
+                value,
+                allowed: spec.allowed,
+            });
+        }
+        values.insert(spec.name, value);
+    }
+    Ok(values)
 }
 
 #[cfg(test)]

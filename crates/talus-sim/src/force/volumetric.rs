@@ -12,8 +12,11 @@
 //!
 //! All forces act at the overlap's centroid.
 
+use super::CoefficientSpec;
 use super::ContactInput;
+use super::part::PartEntry;
 use super::part::{Part, Partial, Role};
+use super::registry::positive;
 
 /// The normal part of `volumetric`: `F_n = k V / ℓ`, stiffness `k A / ℓ`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,3 +40,27 @@ impl Part for VolumetricNormal {
         Some(self.stiffness * area / length)
     }
 }
+
+/// `k` of `volumetric`.
+pub(super) const STIFFNESS: CoefficientSpec = CoefficientSpec {
+    name: "stiffness",
+    unit: "Pa",
+    default: None,
+    allowed: "a finite number > 0",
+    check: positive,
+    doc: "k in F_n = k V / ℓ",
+};
+
+/// The part's registration.
+pub(super) const ENTRY: PartEntry = PartEntry {
+    role: Role::Normal,
+    name: "volumetric",
+    description: "F_n = k V/ℓ (Matuttis–Chen): the overlap volume over the pair's length times a modulus",
+    coefficients: &[STIFFNESS],
+    history: &[],
+    build: |c| {
+        Box::new(VolumetricNormal {
+            stiffness: c["stiffness"],
+        })
+    },
+};

@@ -12,8 +12,11 @@
 
 use talus_geom::glam::DVec3;
 
+use super::CoefficientSpec;
 use super::ContactInput;
+use super::part::PartEntry;
 use super::part::{Part, Partial, Role};
+use super::registry::positive;
 
 /// The normal part of `volumetric_yade`: `F_n = k_n V`, stiffness `k_n A`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,3 +85,58 @@ impl Part for YadeShear {
         partial.tangential = shear;
     }
 }
+
+/// `k_n` of Yade's law.
+pub(super) const KN: CoefficientSpec = CoefficientSpec {
+    name: "kn",
+    unit: "N/m³",
+    default: None,
+    allowed: "a finite number > 0",
+    check: positive,
+    doc: "normal stiffness per overlap volume, F_n = k_n V",
+};
+
+/// `k_s` of Yade's law.
+pub(super) const KS: CoefficientSpec = CoefficientSpec {
+    name: "ks",
+    unit: "N/m³",
+    default: None,
+    allowed: "a finite number > 0",
+    check: positive,
+    doc: "shear stiffness, ΔF_s = −k_s Δu_s",
+};
+
+/// φ of Yade's law.
+pub(super) const FRICTION_ANGLE: CoefficientSpec = CoefficientSpec {
+    name: "friction_angle",
+    unit: "rad",
+    default: Some(0.5),
+    allowed: "an angle in [0, π/2)",
+    check: |x| x.is_finite() && (0.0..std::f64::consts::FRAC_PI_2).contains(&x),
+    doc: "friction angle φ; shear capped at tan φ F_n",
+};
+
+/// The normal part's registration.
+pub(super) const NORMAL_ENTRY: PartEntry = PartEntry {
+    role: Role::Normal,
+    name: "yade",
+    description: "Yade's F_n = k_n V",
+    coefficients: &[KN],
+    history: &[],
+    build: |c| Box::new(YadeNormal { stiffness: c["kn"] }),
+};
+
+/// The shear part's registration.
+pub(super) const SHEAR_ENTRY: PartEntry = PartEntry {
+    role: Role::Tangential,
+    name: "yade_shear",
+    description: "Yade's incremental shear force, capped at tan φ F_n",
+    coefficients: &[KS, FRICTION_ANGLE],
+    history: &["shear_x", "shear_y", "shear_z"],
+    build: |c| {
+        Box::new(YadeShear {
+            stiffness: c["ks"],
+            friction: c["friction_angle"].tan(),
+        })
+    },
+};

@@ -1,0 +1,115 @@
+//! Contact laws composed of parts in a scenario: a law made of the parts of a built-in
+//! preset runs to the same bits as the preset; part names and coefficients are checked like
+//! a model's.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use talus_scenario::Runner;
+use talus_scenario::load::{apply_overrides, read};
+use talus_scenario::schema::{ForceModelSpec, PartSpec, PartsSpec, Scenario};
+use talus_sim::force::ForceModelRegistry;
+
+/// The shortened pile of `configs/angle_of_repose.ron` with its force model changed by
+/// `change`: its time series, or the error.
+fn run(tag: &str, change: impl FnOnce(&mut ForceModelSpec)) -> Result<String, String> {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/angle_of_repose.ron");
+    let overrides: Vec<String> = [
+        "grains[0].count=60",
+        "time.end=0.04",
+        "time.output_interval=0.002",
+        "outputs.frame_interval=None",
+        "outputs.plots=false",
+    ]
+    .iter()
+    .map(ToString::to_string)
+    .collect();
+    let mut scenario: Scenario =
+        apply_overrides(&read(&file).map_err(|e| e.to_string())?, &overrides)
+            .map_err(|e| e.to_string())?;
+    change(&mut scenario.force_model);
+    let out: PathBuf =
+        std::env::temp_dir().join(format!("talus-parts-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let registry = ForceModelRegistry::default();
+    let result = Runner::start(&scenario, &file, &registry, 0, &out)
+        .and_then(|mut r| r.run(None, &mut |_| {}).map(|_| ()))
+        .map_err(|e| e.to_string())
+        .and_then(|()| {
+            std::fs::read_to_string(out.join("timeseries.csv")).map_err(|e| e.to_string())
+        });
+    let _ = std::fs::remove_dir_all(&out);
+    result
+}
+
+fn part(name: &str, coefficients: &[(&str, f64)]) -> PartSpec {
+    PartSpec {
+        name: name.to_string(),
+        coefficients: coefficients
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect(),
+    }
+}
+
+/// The file's `volumetric` coefficients given to the preset's parts instead.
+fn as_parts(spec: &mut ForceModelSpec) {
+    spec.name = "my_volumetric".into();
+    spec.coefficients = BTreeMap::new();
+    spec.parts = Some(PartsSpec {
+        normal: part("volumetric", &[("stiffness", 5e5)]),
+        damping: Some(part("restitution", &[("restitution", 0.3)])),
+        tangential: Some(part("spring", &[("friction", 0.6)])),
+    });
+}
+
+#[test]
+fn a_law_of_the_presets_parts_runs_to_the_same_bits() {
+    let preset = run("preset", |spec| {
+        assert_eq!(spec.name, "volumetric");
+        assert_eq!(spec.coefficients.len(), 3);
+    })
+    .unwrap();
+    let parts = run("parts", as_parts).unwrap();
+    assert!(preset.lines().count() > 10);
+    assert_eq!(preset, parts);
+    // Without the tangential part it is another law.
+    let frictionless = run("frictionless", |spec| {
+        as_parts(spec);
+        if let Some(p) = &mut spec.parts {
+            p.tangential = None;
+        }
+    })
+    .unwrap();
+    assert_ne!(frictionless, preset);
+}
+
+#[test]
+fn parts_are_checked_by_name_and_coefficient() {
+    let e = run("unknown", |spec| {
+        as_parts(spec);
+        if let Some(p) = &mut spec.parts {
+            p.normal = part("hertz", &[]);
+        }
+    })
+    .unwrap_err();
+    assert!(
+        e.contains("unknown normal part 'hertz'") && e.contains("volumetric"),
+        "{e}"
+    );
+    let e = run("coefficient", |spec| {
+        as_parts(spec);
+        if let Some(p) = &mut spec.parts {
+            p.normal = part("volumetric", &[("stiffness", -1.0)]);
+        }
+    })
+    .unwrap_err();
+    assert!(e.contains("stiffness") && e.contains("> 0"), "{e}");
+    // Coefficients beside parts are refused: each part takes its own.
+    let e = run("beside", |spec| {
+        as_parts(spec);
+        spec.coefficients.insert("stiffness".into(), 5e5);
+    })
+    .unwrap_err();
+    assert!(e.contains("force_model.coefficients"), "{e}");
+}
