@@ -158,6 +158,9 @@ pub struct PartsSpec {
     /// The tangential force (`spring`, `yade_shear`); default none (frictionless).
     #[serde(default)]
     pub tangential: Option<PartSpec>,
+    /// The twisting resistance (`spring`); default none.
+    #[serde(default)]
+    pub twisting: Option<PartSpec>,
 }
 
 /// One part: its registered name in its role and its coefficients.
@@ -179,6 +182,7 @@ impl PartsSpec {
             (Role::Normal, Some(&self.normal)),
             (Role::Damping, self.damping.as_ref()),
             (Role::Tangential, self.tangential.as_ref()),
+            (Role::Twisting, self.twisting.as_ref()),
         ]
         .into_iter()
         .filter_map(|(role, p)| p.map(|p| (role, p)))

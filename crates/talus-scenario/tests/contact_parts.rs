@@ -60,6 +60,7 @@ fn as_parts(spec: &mut ForceModelSpec) {
         normal: part("volumetric", &[("stiffness", 5e5)]),
         damping: Some(part("restitution", &[("restitution", 0.3)])),
         tangential: Some(part("spring", &[("friction", 0.6)])),
+        twisting: None,
     });
 }
 

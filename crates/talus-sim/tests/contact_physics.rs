@@ -10,7 +10,7 @@ use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{Pose, generate};
 use talus_sim::force::{
     Coefficients, ComposedLaw, ContactInput, ContactLoad, ForceModel, ForceModelRegistry, Part,
-    RestitutionDamping, VolumetricNormal,
+    RestitutionDamping, TangentialSpring, TwistingSpring, VolumetricNormal,
 };
 use talus_sim::integrate::IntegratorKind;
 use talus_sim::material::Material;
@@ -40,6 +40,25 @@ fn floor() -> Wall {
     .unwrap()
 }
 
+/// A world of `params` with a cube of `edge` and quartz.
+fn cube_world(
+    params: SimParams,
+    edge: f64,
+) -> (
+    World,
+    talus_sim::shape::ShapeId,
+    talus_sim::material::MaterialId,
+) {
+    let mut w = World::new(params).unwrap();
+    let cube = w
+        .add_shape("cube", &generate::cube(edge).unwrap(), None)
+        .unwrap();
+    let quartz = w
+        .add_material(Material::new("quartz", DENSITY).unwrap())
+        .unwrap();
+    (w, cube, quartz)
+}
+
 /// Two 1 cm cubes meeting face to face along x at 1 m/s under `volumetric` (stiffness
 /// 1e7 Pa, no friction) with `restitution`: the measured restitution and the ratio of
 /// kinetic energies after and before.
@@ -57,19 +76,13 @@ fn head_on(restitution: f64, integrator: IntegratorKind) -> (f64, f64) {
 
 /// [`head_on`] under the contact law `law`.
 fn head_on_with(law: Box<dyn ForceModel>, integrator: IntegratorKind) -> (f64, f64) {
-    let mut w = World::new(SimParams {
+    let params = SimParams {
         dt: 2e-6,
         gravity: DVec3::ZERO,
         integrator,
         ..SimParams::default()
-    })
-    .unwrap();
-    let cube = w
-        .add_shape("cube", &generate::cube(0.01).unwrap(), None)
-        .unwrap();
-    let quartz = w
-        .add_material(Material::new("quartz", DENSITY).unwrap())
-        .unwrap();
+    };
+    let (mut w, cube, quartz) = cube_world(params, 0.01);
     w.set_force_model(law).unwrap();
     let mut a = GrainDesc::at_rest(cube, quartz, DVec3::new(-0.006, 0.0, 0.0));
     a.velocity = DVec3::new(0.5, 0.0, 0.0);
@@ -137,6 +150,114 @@ fn laws_composed_of_parts_collide_as_their_parts_say() {
             "{integrator:?}: with restitution 0.4: e = {e}"
         );
     }
+}
+
+/// A 1 cm cube resting on a floor that turns at `table` rad/s about the vertical through the
+/// cube's centre (or a fixed floor and a cube spun at `spin` rad/s), under `volumetric` with
+/// restitution damping, with the tangential spring (μ 0.5) when `tangential` and the
+/// twisting spring (μ 0.5) when `twisting`: the cube's spin about the vertical every 100
+/// steps of 1e-5 s.
+fn turntable(
+    table: f64,
+    spin: f64,
+    (tangential, twisting): (bool, bool),
+    steps: usize,
+) -> Vec<f64> {
+    let edge = 0.01;
+    let params = SimParams {
+        dt: 1e-5,
+        integrator: IntegratorKind::Verlet,
+        ..SimParams::default()
+    };
+    let (mut w, cube, quartz) = cube_world(params, edge);
+    let mut parts: Vec<Box<dyn Part>> = vec![
+        Box::new(VolumetricNormal { stiffness: 1e6 }),
+        Box::new(RestitutionDamping { restitution: 0.3 }),
+    ];
+    if tangential {
+        parts.push(Box::new(TangentialSpring {
+            friction: 0.5,
+            stiffness_ratio: 2.0 / 7.0,
+        }));
+    }
+    if twisting {
+        parts.push(Box::new(TwistingSpring {
+            friction: 0.5,
+            stiffness_ratio: 2.0 / 7.0,
+        }));
+    }
+    w.set_force_model(Box::new(ComposedLaw::new("law", parts).unwrap()))
+        .unwrap();
+    w.add_wall(
+        Wall::new(
+            "table",
+            WallGeometry::HalfSpace { normal: DVec3::Z },
+            Pose::IDENTITY,
+            Motion::Rotate {
+                axis: DVec3::Z,
+                center: DVec3::ZERO,
+                angular_velocity: table,
+            },
+            None,
+        )
+        .unwrap(),
+    );
+    let mut d = GrainDesc::at_rest(cube, quartz, DVec3::new(0.0, 0.0, 0.5 * edge));
+    d.angular_velocity = DVec3::Z * spin;
+    let id = w.add_grain(d).unwrap();
+    let mut spins = Vec::new();
+    for step in 0..steps {
+        w.step();
+        if step % 100 == 99 {
+            spins.push(w.grain(id).unwrap().angular_velocity.z);
+        }
+    }
+    spins
+}
+
+#[test]
+fn a_cube_on_a_turntable_turns_with_it_only_through_twisting() {
+    // The contact's centroid lies on the axis: friction alone exerts no moment, the
+    // twisting spring makes the cube follow the table.
+    let with = turntable(2.0, 0.0, (true, true), 30_000);
+    let after = with.last().copied().unwrap();
+    assert!((after - 2.0).abs() < 0.02 * 2.0, "spin {after} rad/s");
+    let without = turntable(2.0, 0.0, (true, false), 30_000);
+    let after = without.last().copied().unwrap();
+    assert!(
+        after.abs() < 0.01 * 2.0,
+        "spin {after} rad/s without twisting"
+    );
+}
+
+#[test]
+fn a_spinning_cube_slips_at_the_twisting_limit() {
+    // Spun at 30 rad/s on a fixed floor, the cube's patch slides: the moment is (2/3) μ m g
+    // r_c, r_c = s/√π the radius of the face's area, and the spin falls at
+    // α = (2/3) μ m g r_c / (m s²/6) = 4 μ g / (√π s). The twisting part alone: with the
+    // tangential spring too, a cube spinning this fast starts to rock (the spring's
+    // elongation is not turned with the spin), which changes the normal force.
+    let spins = turntable(0.0, 30.0, (false, true), 3000);
+    let expected = 4.0 * 0.5 * 9.81 / (std::f64::consts::PI.sqrt() * 0.01);
+    // From 10 ms (the cube settled on the floor) to 25 ms, 100 steps apart.
+    let measured = (spins[9] - spins[24]) / 0.015;
+    eprintln!(
+        "XS {:?}",
+        spins
+            .iter()
+            .map(|s| (s * 100.0).round() / 100.0)
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        (measured - expected).abs() < 0.03 * expected,
+        "deceleration {measured} rad/s², expected {expected}"
+    );
+    assert!(spins[24] > 0.0, "still spinning");
+    let stopped = turntable(0.0, 30.0, (false, false), 3000);
+    assert!(
+        stopped.last().copied().unwrap() > 29.9,
+        "without twisting it keeps its spin"
+    );
 }
 
 /// A grain dropped onto the floor: after `settle` steps, the largest relative difference
@@ -431,19 +552,13 @@ fn a_couple_from_the_law_spins_a_cube_at_torque_over_inertia() {
     // turns about the normal with ω = T t / I, I = m s²/6, and does not move.
     let (edge, couple) = (0.01, 2e-6);
     for integrator in [IntegratorKind::Verlet, IntegratorKind::Gear] {
-        let mut w = World::new(SimParams {
+        let params = SimParams {
             dt: 1e-5,
             gravity: DVec3::ZERO,
             integrator,
             ..SimParams::default()
-        })
-        .unwrap();
-        let cube = w
-            .add_shape("cube", &generate::cube(edge).unwrap(), None)
-            .unwrap();
-        let quartz = w
-            .add_material(Material::new("quartz", DENSITY).unwrap())
-            .unwrap();
+        };
+        let (mut w, cube, quartz) = cube_world(params, edge);
         w.set_force_model(Box::new(WithCouple {
             force: None,
             couple,

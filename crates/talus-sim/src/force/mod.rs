@@ -23,6 +23,7 @@ mod energy;
 mod friction;
 mod part;
 mod registry;
+mod twisting;
 mod volumetric;
 mod yade;
 
@@ -33,6 +34,7 @@ pub use part::{ComposedLaw, CompositionError, Part, PartEntry, Partial, Role};
 pub use registry::{
     CoefficientSpec, Coefficients, ForceModelError, ForceModelRegistry, ModelEntry, PartChoice,
 };
+pub use twisting::TwistingSpring;
 pub use volumetric::VolumetricNormal;
 pub use yade::{YadeNormal, YadeShear};
 

@@ -1,5 +1,5 @@
 //! Contact laws made of parts (LIGGGHTS' and LAMMPS `pair granular`'s sub-models): a normal
-//! law, a normal damping and a tangential law, each a [`Part`] with its own coefficients and
+//! law, a normal damping, a tangential law and a twisting resistance, each a [`Part`] with its own coefficients and
 //! history, met in that order for every contact, each reading what the parts before it
 //! found ([`Partial`]). A [`ComposedLaw`] is a [`ForceModel`]; the built-in models are
 //! presets of parts (see the registry).
@@ -20,6 +20,8 @@ pub enum Role {
     Damping,
     /// The force in the tangent plane (friction).
     Tangential,
+    /// A couple about the normal against the relative spin.
+    Twisting,
 }
 
 impl Role {
@@ -30,6 +32,7 @@ impl Role {
             Role::Normal => "normal",
             Role::Damping => "damping",
             Role::Tangential => "tangential",
+            Role::Twisting => "twisting",
         }
     }
 }
