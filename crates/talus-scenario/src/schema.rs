@@ -174,6 +174,20 @@ pub struct PartSpec {
     pub coefficients: BTreeMap<String, f64>,
 }
 
+impl PartSpec {
+    /// The part `name` with `coefficients`.
+    #[must_use]
+    pub fn new(name: &str, coefficients: &[(&str, f64)]) -> Self {
+        PartSpec {
+            name: name.to_string(),
+            coefficients: coefficients
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+        }
+    }
+}
+
 impl PartsSpec {
     /// The parts given, with their roles.
     #[must_use]

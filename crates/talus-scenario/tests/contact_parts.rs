@@ -42,24 +42,14 @@ fn run(tag: &str, change: impl FnOnce(&mut ForceModelSpec)) -> Result<String, St
     result
 }
 
-fn part(name: &str, coefficients: &[(&str, f64)]) -> PartSpec {
-    PartSpec {
-        name: name.to_string(),
-        coefficients: coefficients
-            .iter()
-            .map(|(k, v)| (k.to_string(), *v))
-            .collect(),
-    }
-}
-
 /// The file's `volumetric` coefficients given to the preset's parts instead.
 fn as_parts(spec: &mut ForceModelSpec) {
     spec.name = "my_volumetric".into();
     spec.coefficients = BTreeMap::new();
     spec.parts = Some(PartsSpec {
-        normal: part("volumetric", &[("stiffness", 5e5)]),
-        damping: Some(part("restitution", &[("restitution", 0.3)])),
-        tangential: Some(part("spring", &[("friction", 0.6)])),
+        normal: PartSpec::new("volumetric", &[("stiffness", 5e5)]),
+        damping: Some(PartSpec::new("restitution", &[("restitution", 0.3)])),
+        tangential: Some(PartSpec::new("spring", &[("friction", 0.6)])),
         twisting: None,
     });
 }
@@ -90,7 +80,7 @@ fn parts_are_checked_by_name_and_coefficient() {
     let e = run("unknown", |spec| {
         as_parts(spec);
         if let Some(p) = &mut spec.parts {
-            p.normal = part("hertz", &[]);
+            p.normal = PartSpec::new("hertz", &[]);
         }
     })
     .unwrap_err();
@@ -101,7 +91,7 @@ fn parts_are_checked_by_name_and_coefficient() {
     let e = run("coefficient", |spec| {
         as_parts(spec);
         if let Some(p) = &mut spec.parts {
-            p.normal = part("volumetric", &[("stiffness", -1.0)]);
+            p.normal = PartSpec::new("volumetric", &[("stiffness", -1.0)]);
         }
     })
     .unwrap_err();
