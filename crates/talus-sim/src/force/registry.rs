@@ -97,8 +97,8 @@ pub enum ForceModelError {
         /// The allowed range.
         allowed: &'static str,
     },
-    /// Two models registered under one name.
-    #[error("a force model named '{0}' is already registered")]
+    /// Two models, or two parts of one role, registered under one name.
+    #[error("{0} is already registered")]
     Duplicate(String),
     /// No part of that name in its role.
     #[error("unknown {role} part '{name}'; known {role} parts: {known}")]
@@ -251,7 +251,10 @@ impl ForceModelRegistry {
     /// [`ForceModelError::Duplicate`] if the name is taken.
     pub fn register(&mut self, entry: ModelEntry) -> Result<(), ForceModelError> {
         if self.models.contains_key(entry.name) {
-            return Err(ForceModelError::Duplicate(entry.name.to_string()));
+            return Err(ForceModelError::Duplicate(format!(
+                "a force model named '{}'",
+                entry.name
+            )));
         }
         self.models.insert(entry.name, entry);
         Ok(())
@@ -270,7 +273,7 @@ impl ForceModelRegistry {
         let key = (entry.role, entry.name);
         if self.parts.contains_key(&key) {
             return Err(ForceModelError::Duplicate(format!(
-                "{} part {}",
+                "a {} part named '{}'",
                 entry.role.name(),
                 entry.name
             )));
@@ -312,7 +315,14 @@ impl ForceModelRegistry {
             })?;
             let owner = format!("{name}, {} part {}", choice.role.name(), choice.name);
             let values = resolve(&owner, entry.coefficients, choice.coefficients)?;
-            built.push((entry.build)(&values));
+            let part = (entry.build)(&values);
+            if part.role() != choice.role {
+                return Err(ForceModelError::Composition(format!(
+                    "{owner}: the part it builds plays the {} role",
+                    part.role().name()
+                )));
+            }
+            built.push(part);
         }
         ComposedLaw::new(name, built)
             .map(|law| Box::new(law) as Box<dyn ForceModel>)
@@ -388,6 +398,58 @@ fn resolve(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_register_once_per_role_and_build_laws() {
+        let mut r = ForceModelRegistry::default();
+        let spring = *r
+            .part_entries()
+            .find(|p| p.role == Role::Tangential && p.name == "spring")
+            .unwrap();
+        let e = r.register_part(spring).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "a tangential part named 'spring' is already registered"
+        );
+        // The same name in another role is another part; one whose constructor makes a
+        // part of another role is refused when a law is built of it.
+        r.register_part(PartEntry {
+            role: Role::Damping,
+            ..spring
+        })
+        .unwrap();
+        let stiff = Coefficients::from([("stiffness", 1e6)]);
+        let none = Coefficients::default();
+        let choice = |role, name, coefficients| PartChoice {
+            role,
+            name,
+            coefficients,
+        };
+        let law = r
+            .build_law(
+                "mine",
+                &[
+                    choice(Role::Normal, "volumetric", &stiff),
+                    choice(Role::Twisting, "spring", &none),
+                ],
+            )
+            .unwrap();
+        assert_eq!((law.name(), law.history_len()), ("mine", 1));
+        let e = r
+            .build_law("mine", &[choice(Role::Damping, "restitution", &none)])
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("no normal part"), "{e}");
+        let e = r
+            .build_law("mine", &[choice(Role::Normal, "volumetric", &none)])
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string().contains("mine, normal part volumetric")
+                && e.to_string().contains("stiffness"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn every_built_in_model_builds_and_reports_errors() {
