@@ -72,11 +72,7 @@ pub(crate) struct Contact {
 impl Contact {
     /// The pair's two proxies in the order it is met in (`a` first unless flipped).
     pub fn oriented(&self) -> (u32, u32) {
-        if self.flipped {
-            (self.pair.b, self.pair.a)
-        } else {
-            (self.pair.a, self.pair.b)
-        }
+        self.pair.oriented(self.flipped)
     }
 }
 

@@ -7,7 +7,7 @@
 //! Grain ids ([`crate::GrainId`], the slots) do not change: they are what users hold. Only
 //! the proxies move, with everything indexed by them: the boxes, the proxy of each grain and
 //! wall, the contact list (re-sorted, each pair's state kept in the order its bodies were met
-//! in, see `Contact::flipped`) and the broad phase (rebuilt from the same boxes, so it
+//! in, see `Contact::flipped`) and the broad phase (its proxies renamed in place, so it
 //! reports the same pairs). Every pair computes what it computed before; only the order in
 //! which forces are summed per body follows the new numbering, a change in the last bits.
 //! The new order depends on the boxes and shapes alone, so it is the same for any thread

@@ -587,11 +587,7 @@ impl World {
                 c.history.iter().all(|h| h.is_finite()) && c.features.normal_hint.is_finite(),
                 || format!("contact {i}: history or normal hint is not finite"),
             )?;
-            let (first, second) = if c.flipped {
-                (c.pair.b, c.pair.a)
-            } else {
-                (c.pair.a, c.pair.b)
-            };
+            let (first, second) = c.pair.oriented(c.flipped);
             check(
                 feature_fits(c.features.feature_a, solid(first))
                     && feature_fits(c.features.feature_b, solid(second)),

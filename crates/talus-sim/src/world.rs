@@ -59,8 +59,8 @@ pub enum BoundingMethod {
 }
 
 /// Steps between renumberings of the grains by default: in a flow, grains move about a
-/// diameter past their neighbours in some thousand steps, and a renumbering (a sort and a
-/// broad-phase rebuild) costs a few steps' broad phase.
+/// diameter past their neighbours in some thousand steps, and a renumbering (a sort and the
+/// renaming of the broad phase's proxies) costs a few steps' broad phase.
 pub const DEFAULT_RENUMBER_EVERY: u64 = 1000;
 
 /// Parameters of a simulation.

@@ -42,6 +42,16 @@ impl ProxyPair {
         ProxyPair::new(new_of[self.a as usize], new_of[self.b as usize])
     }
 
+    /// The two proxies, the larger first when `flipped`.
+    #[must_use]
+    pub fn oriented(self, flipped: bool) -> (u32, u32) {
+        if flipped {
+            (self.b, self.a)
+        } else {
+            (self.a, self.b)
+        }
+    }
+
     /// The pair of two distinct proxies, in either order.
     #[must_use]
     pub fn new(x: u32, y: u32) -> Self {
