@@ -1,11 +1,11 @@
 //! A part of a contact law defined outside talus, registered by role and name and used in a
-//! scenario beside the built-in damping, tangential and twisting parts.
+//! scenario beside the built-in damping, tangential, twisting and rolling parts.
 //!
 //! The part is a Hertz-like normal law on the overlap's equivalent depth δ = V/A (overlap
 //! volume over contact area): `F_n = k δ^(3/2)`, stiffness `dF/dδ = (3/2) k δ^(1/2)`. The
 //! scenario is `configs/angle_of_repose.ron` with a smaller pile and its force model replaced
-//! by a law of parts: this normal part, the restitution damping, the Cundall–Strack spring
-//! and the twisting spring.
+//! by a law of parts: this normal part, the restitution damping, the Cundall–Strack spring,
+//! the twisting spring and the rolling resistance.
 //!
 //! Run with `cargo run --release --example custom_part`.
 
@@ -89,13 +89,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     .map(ToString::to_string)
     .collect();
     let mut scenario = apply_overrides(&read(&file)?, &overrides)?;
-    scenario.force_model.name = "hertz_with_twisting".into();
+    scenario.force_model.name = "hertz_twisting_rolling".into();
     scenario.force_model.coefficients = BTreeMap::new();
     scenario.force_model.parts = Some(PartsSpec {
         normal: PartSpec::new("hertz_depth", &[("stiffness", 5e5)]),
         damping: Some(PartSpec::new("restitution", &[("restitution", 0.3)])),
         tangential: Some(PartSpec::new("spring", &[("friction", 0.6)])),
         twisting: Some(PartSpec::new("spring", &[("friction", 0.6)])),
+        rolling: Some(PartSpec::new("epsd", &[("rolling_friction", 0.1)])),
     });
     let out = std::env::temp_dir().join("talus-custom-part");
     let _ = std::fs::remove_dir_all(&out);

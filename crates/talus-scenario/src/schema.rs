@@ -161,6 +161,9 @@ pub struct PartsSpec {
     /// The twisting resistance (`spring`); default none.
     #[serde(default)]
     pub twisting: Option<PartSpec>,
+    /// The rolling resistance (`epsd`); default none.
+    #[serde(default)]
+    pub rolling: Option<PartSpec>,
 }
 
 /// One part: its registered name in its role and its coefficients.
@@ -197,6 +200,7 @@ impl PartsSpec {
             (Role::Damping, self.damping.as_ref()),
             (Role::Tangential, self.tangential.as_ref()),
             (Role::Twisting, self.twisting.as_ref()),
+            (Role::Rolling, self.rolling.as_ref()),
         ]
         .into_iter()
         .filter_map(|(role, p)| p.map(|p| (role, p)))

@@ -51,6 +51,7 @@ fn as_parts(spec: &mut ForceModelSpec) {
         damping: Some(PartSpec::new("restitution", &[("restitution", 0.3)])),
         tangential: Some(PartSpec::new("spring", &[("friction", 0.6)])),
         twisting: None,
+        rolling: None,
     });
 }
 

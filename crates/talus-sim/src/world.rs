@@ -533,7 +533,7 @@ impl World {
             return Err(SimError::InvalidParameter {
                 name: "force model history",
                 value: format!("{len} values per contact for model '{}'", model.name()),
-                allowed: "at most 6 values per contact (force::MAX_HISTORY)",
+                allowed: "at most 8 values per contact (force::MAX_HISTORY)",
             });
         }
         for c in &mut self.contacts {

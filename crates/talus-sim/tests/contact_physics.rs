@@ -10,7 +10,7 @@ use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{Pose, generate};
 use talus_sim::force::{
     Coefficients, ComposedLaw, ContactInput, ContactLoad, ForceModel, ForceModelRegistry, Part,
-    RestitutionDamping, TangentialSpring, TwistingSpring, VolumetricNormal,
+    RestitutionDamping, RollingResistance, TangentialSpring, TwistingSpring, VolumetricNormal,
 };
 use talus_sim::integrate::IntegratorKind;
 use talus_sim::material::Material;
@@ -241,13 +241,6 @@ fn a_spinning_cube_slips_at_the_twisting_limit() {
     let expected = 4.0 * 0.5 * 9.81 / (std::f64::consts::PI.sqrt() * 0.01);
     // From 10 ms (the cube settled on the floor) to 25 ms, 100 steps apart.
     let measured = (spins[9] - spins[24]) / 0.015;
-    eprintln!(
-        "XS {:?}",
-        spins
-            .iter()
-            .map(|s| (s * 100.0).round() / 100.0)
-            .collect::<Vec<_>>()
-    );
     assert!(
         (measured - expected).abs() < 0.03 * expected,
         "deceleration {measured} rad/s², expected {expected}"
@@ -257,6 +250,108 @@ fn a_spinning_cube_slips_at_the_twisting_limit() {
     assert!(
         stopped.last().copied().unwrap() > 29.9,
         "without twisting it keeps its spin"
+    );
+}
+
+/// A ball of radius `radius`: the hull of 800 points of a Fibonacci lattice on the sphere,
+/// facets about a tenth of the radius across.
+fn ball(radius: f64) -> talus_geom::ConvexPolyhedron {
+    let n = 800;
+    let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
+    let points: Vec<DVec3> = (0..n)
+        .map(|i| {
+            let z = 1.0 - (2 * i + 1) as f64 / n as f64;
+            let r = (1.0 - z * z).sqrt();
+            let phi = golden * i as f64;
+            DVec3::new(r * phi.cos(), r * phi.sin(), z) * radius
+        })
+        .collect();
+    talus_geom::ConvexPolyhedron::from_points(&points).unwrap()
+}
+
+/// A 5 mm ball launched rolling along x at `speed` on the floor, under the volumetric law
+/// with friction and, if given, rolling resistance μ_r: the farthest it rolled, where it is
+/// and how fast it moves after `duration`, the distance in which the rolling resistance
+/// stops it, `(m R² + I) v² / (2 R μ_r R* m g)` (energy over the work of the couple μ_r R*
+/// m g per radian, R the height of its centre, R* its equivalent radius), and how far the
+/// rolling spring, wound up to that couple, turns it back: `R μ_r R* m g / k_r`, k_r =
+/// 2.25 μ_r² R*² K with K = k A/(2 R*), A ≈ 2π R δ the contact's area.
+fn rolling_ball(rolling_friction: Option<f64>, speed: f64, duration: f64) -> ([f64; 3], [f64; 2]) {
+    let radius = 0.005;
+    let params = SimParams {
+        dt: 2e-5,
+        integrator: IntegratorKind::Verlet,
+        ..SimParams::default()
+    };
+    let mut w = World::new(params).unwrap();
+    let shape = w.add_shape("ball", &ball(radius), None).unwrap();
+    let quartz = w
+        .add_material(Material::new("quartz", DENSITY).unwrap())
+        .unwrap();
+    let mut parts: Vec<Box<dyn Part>> = vec![
+        Box::new(VolumetricNormal { stiffness: 5e5 }),
+        Box::new(RestitutionDamping { restitution: 0.3 }),
+        Box::new(TangentialSpring {
+            friction: 0.5,
+            stiffness_ratio: 2.0 / 7.0,
+        }),
+    ];
+    if let Some(friction) = rolling_friction {
+        parts.push(Box::new(RollingResistance { friction }));
+    }
+    w.set_force_model(Box::new(ComposedLaw::new("law", parts).unwrap()))
+        .unwrap();
+    w.add_wall(floor());
+    // Resting on the floor at the depth where the volumetric force k V/(2R), V ≈ π R δ²,
+    // carries the weight.
+    let mass = DENSITY * ball(radius).mass_properties(1.0).volume;
+    let depth = (2.0 * mass * 9.81 / (5e5 * std::f64::consts::PI)).sqrt();
+    let height = radius - depth;
+    let mut d = GrainDesc::at_rest(shape, quartz, DVec3::new(0.0, 0.0, height));
+    d.velocity = DVec3::X * speed;
+    d.angular_velocity = DVec3::Y * speed / height;
+    let id = w.add_grain(d).unwrap();
+    let steps = (duration / w.params().dt).round() as usize;
+    let mut farthest: f64 = 0.0;
+    for _ in 0..steps {
+        w.step();
+        farthest = farthest.max(w.grain(id).unwrap().pose.position.x);
+    }
+    let g = w.grain(id).unwrap();
+    let inertia = g.inertia.principal.x.max(g.inertia.principal.y);
+    let equivalent = (3.0 * mass / (4.0 * std::f64::consts::PI * DENSITY)).cbrt();
+    let mu_r = rolling_friction.unwrap_or(f64::NAN);
+    let couple = mu_r * equivalent * mass * 9.81;
+    let stop = (mass * height * height + inertia) * speed * speed / (2.0 * height * couple);
+    let stiffness = 5e5 * 2.0 * std::f64::consts::PI * radius * depth / (2.0 * equivalent);
+    let back = height * couple / (2.25 * (mu_r * equivalent).powi(2) * stiffness);
+    (
+        [farthest, g.pose.position.x, g.velocity.length()],
+        [stop, back],
+    )
+}
+
+#[test]
+fn a_rolling_ball_stops_where_its_rolling_resistance_says() {
+    // At 0.1 m/s with μ_r = 0.05 it stops within (1 + I/(m R²)) v²/(2 μ_r g) ≈ 14 mm
+    // (R* ≈ R) in 2d/v ≈ 0.29 s; then the wound-up rolling spring turns it back by about
+    // 0.6 mm, and its dashpot brings it to rest.
+    let ([farthest, rest, speed], [stop, back]) = rolling_ball(Some(0.05), 0.1, 1.0);
+    assert!(
+        (farthest - stop).abs() < 0.02 * stop,
+        "rolled {farthest} m, the model stops it in {stop} m"
+    );
+    assert!(speed < 1e-4, "still moving at {speed} m/s");
+    assert!(
+        ((farthest - rest) - back).abs() < 0.1 * back,
+        "turned back by {} m, the spring's {back} m",
+        farthest - rest
+    );
+    // Without it the ball keeps rolling: the facets and the dashpot take little.
+    let ([rolled, _, speed], _) = rolling_ball(None, 0.1, 0.4);
+    assert!(
+        speed > 0.9 * 0.1 && rolled > 2.5 * stop,
+        "without rolling resistance: {rolled} m, {speed} m/s"
     );
 }
 

@@ -41,29 +41,46 @@ impl TangentialSpring {
         normal_force: f64,
         damping: f64,
     ) -> DVec3 {
-        let mut xi = DVec3::new(spring[0], spring[1], spring[2]);
-        // Turn the elongation into the current tangent plane, keeping its length.
-        let length = xi.length();
-        let projected = xi - normal * xi.dot(normal);
-        xi = match projected.try_normalize() {
-            Some(direction) => direction * length,
-            None => DVec3::ZERO,
-        };
+        let mut xi = into_tangent_plane(DVec3::new(spring[0], spring[1], spring[2]), normal);
         xi += tangential_velocity * dt;
         let k_t = self.stiffness_ratio * normal_stiffness;
-        let mut force = -k_t * xi - damping * self.stiffness_ratio.sqrt() * tangential_velocity;
-        let limit = self.friction * normal_force.max(0.0);
-        let magnitude = force.length();
-        if magnitude > limit {
-            force *= if magnitude > 0.0 {
-                limit / magnitude
-            } else {
-                0.0
-            };
-            xi = if k_t > 0.0 { -force / k_t } else { DVec3::ZERO };
-        }
+        let force = -k_t * xi - damping * self.stiffness_ratio.sqrt() * tangential_velocity;
+        let (force, xi) = slip(force, xi, k_t, self.friction * normal_force.max(0.0));
         spring[..3].copy_from_slice(&xi.to_array());
         force
+    }
+}
+
+/// A spring–slider past its limit: the `load` of a spring of `stiffness` stretched by
+/// `elongation` (with its dashpot), capped at `limit` in magnitude; when capped, the spring is
+/// shortened to carry the capped load alone, so that sliding dissipates and sticking stores.
+/// Returns the load and the elongation.
+pub(super) fn slip(load: DVec3, elongation: DVec3, stiffness: f64, limit: f64) -> (DVec3, DVec3) {
+    let magnitude = load.length();
+    if magnitude <= limit {
+        return (load, elongation);
+    }
+    let capped = load
+        * if magnitude > 0.0 {
+            limit / magnitude
+        } else {
+            0.0
+        };
+    let shortened = if stiffness > 0.0 {
+        -capped / stiffness
+    } else {
+        DVec3::ZERO
+    };
+    (capped, shortened)
+}
+
+/// A spring's elongation turned into the tangent plane of the current unit `normal`, its
+/// length kept: the contact turns, and what it stored turns with it.
+pub(super) fn into_tangent_plane(elongation: DVec3, normal: DVec3) -> DVec3 {
+    let projected = elongation - normal * elongation.dot(normal);
+    match projected.try_normalize() {
+        Some(direction) => direction * elongation.length(),
+        None => DVec3::ZERO,
     }
 }
 

@@ -23,6 +23,7 @@ mod energy;
 mod friction;
 mod part;
 mod registry;
+mod rolling;
 mod twisting;
 mod volumetric;
 mod yade;
@@ -34,6 +35,7 @@ pub use part::{ComposedLaw, CompositionError, Part, PartEntry, Partial, Role};
 pub use registry::{
     CoefficientSpec, Coefficients, ForceModelError, ForceModelRegistry, ModelEntry, PartChoice,
 };
+pub use rolling::RollingResistance;
 pub use twisting::TwistingSpring;
 pub use volumetric::VolumetricNormal;
 pub use yade::{YadeNormal, YadeShear};
@@ -101,7 +103,7 @@ impl ContactLoad {
 
 /// Most history values a force model may keep per contact: they are stored inline in the
 /// contact list, without a heap allocation per contact.
-pub const MAX_HISTORY: usize = 6;
+pub const MAX_HISTORY: usize = 8;
 
 /// A contact force law.
 pub trait ForceModel: Send + Sync {

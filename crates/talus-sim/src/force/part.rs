@@ -1,7 +1,7 @@
 //! Contact laws made of parts (LIGGGHTS' and LAMMPS `pair granular`'s sub-models): a normal
-//! law, a normal damping, a tangential law and a twisting resistance, each a [`Part`] with its own coefficients and
-//! history, met in that order for every contact, each reading what the parts before it
-//! found ([`Partial`]). A [`ComposedLaw`] is a [`ForceModel`]; the built-in models are
+//! law, a normal damping, a tangential law, a twisting and a rolling resistance, each a
+//! [`Part`] with its own coefficients and history, met in that order for every contact,
+//! each reading what the parts before it found ([`Partial`]). A [`ComposedLaw`] is a [`ForceModel`]; the built-in models are
 //! presets of parts (see the registry).
 
 use talus_geom::glam::DVec3;
@@ -22,6 +22,8 @@ pub enum Role {
     Tangential,
     /// A couple about the normal against the relative spin.
     Twisting,
+    /// A couple about an axis in the tangent plane against the relative rolling.
+    Rolling,
 }
 
 impl Role {
@@ -33,6 +35,7 @@ impl Role {
             Role::Damping => "damping",
             Role::Tangential => "tangential",
             Role::Twisting => "twisting",
+            Role::Rolling => "rolling",
         }
     }
 }
@@ -291,13 +294,13 @@ mod tests {
         let too_long = ComposedLaw::new(
             "x",
             vec![
-                Box::new(Counter(Role::Normal, 4)),
+                Box::new(Counter(Role::Normal, 6)),
                 Box::new(Counter(Role::Tangential, 3)),
             ],
         );
         assert!(matches!(
             too_long,
-            Err(CompositionError::History { len: 7, .. })
+            Err(CompositionError::History { len: 9, .. })
         ));
     }
 }
