@@ -16,6 +16,7 @@ mod error;
 pub mod force;
 pub mod integrate;
 mod kind;
+mod laws;
 pub mod material;
 pub mod renumber;
 pub mod shape;

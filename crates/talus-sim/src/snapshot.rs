@@ -218,7 +218,7 @@ impl World {
             integrator: self.params.integrator,
             bounding: self.params.bounding,
             margin: self.params.margin,
-            force_model: self.force_model.as_ref().map(|m| m.name().to_string()),
+            force_model: self.laws.default.as_ref().map(|m| m.name().to_string()),
             grains,
             proxies: self
                 .proxies
@@ -385,7 +385,7 @@ impl World {
                 s.margin, p.margin
             )
         })?;
-        let model = self.force_model.as_deref();
+        let model = self.laws.default.as_deref();
         check(s.force_model.as_deref() == model.map(|m| m.name()), || {
             format!(
                 "force model {:?} in the snapshot, {:?} in the world",
@@ -543,7 +543,7 @@ impl World {
                 || format!("grain kind {:?}", (mass, radius, length)),
             )?;
         }
-        self.check_time_step(s.dt, model, &s.extremes)?;
+        self.check_time_step(s.dt, self.laws.all(), &s.extremes)?;
 
         // Contacts: sorted, valid proxies, history as long as the model keeps, features
         // on the polyhedra they refer to.

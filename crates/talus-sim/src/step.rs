@@ -28,10 +28,11 @@ use talus_geom::{Aabb, Pose};
 
 use crate::broad::{BroadPhase, PairEvents};
 use crate::contact::{BodyView, Contact, ContactForce, Solid, apply_events, evaluate};
-use crate::force::ForceModel;
 use crate::integrate::{
     GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
 };
+use crate::laws::{ContactLaws, NO_MATERIAL};
+use crate::material::MaterialId;
 use crate::shape::{ShapeId, ShapeLibrary};
 use crate::wall::{Wall, WallGeometry};
 use crate::world::{Body, BoundingMethod, FieldInput, Fresh, GrainId, Slot, StepStats, World};
@@ -49,6 +50,7 @@ pub(crate) struct BodyState {
     angular_velocity: DVec3,
     mass: f64,
     radius: f64,
+    material: u16,
 }
 
 impl BodyState {
@@ -59,6 +61,7 @@ impl BodyState {
         angular_velocity: DVec3::ZERO,
         mass: f64::INFINITY,
         radius: f64::INFINITY,
+        material: NO_MATERIAL,
     };
 }
 
@@ -105,6 +108,7 @@ impl BodyViews<'_> {
             angular_velocity: b.angular_velocity,
             mass: b.mass,
             radius: b.radius,
+            material: b.material,
         }
     }
 }
@@ -116,7 +120,7 @@ fn narrow(
     contacts: &mut [Contact],
     forces: &mut [Option<ContactForce>],
     views: &BodyViews,
-    model: Option<&dyn ForceModel>,
+    laws: &ContactLaws,
     dt: f64,
     threads: usize,
     fresh_only: bool,
@@ -129,7 +133,7 @@ fn narrow(
         let (first, second) = contact.oriented();
         let (a, b) = (views.view(first as usize), views.view(second as usize));
         let flipped = contact.flipped;
-        *out = match model {
+        *out = match laws.law(a.material, b.material) {
             Some(model) if a.mass.is_finite() || b.mass.is_finite() => {
                 // The list's force is on the pair's `b`.
                 evaluate(contact, &a, &b, model, dt).map(|f| if flipped { f.reversed() } else { f })
@@ -283,7 +287,7 @@ impl World {
             spare_contacts,
             contact_forces,
             spare_forces,
-            force_model,
+            laws,
             bodies,
             shapes,
             walls,
@@ -295,7 +299,6 @@ impl World {
             shapes,
             walls,
         };
-        let model = force_model.as_deref();
         contact_forces.resize(contacts.len(), None);
         let find_events = |broad: &mut dyn BroadPhase, events: &mut PairEvents| {
             let start = Instant::now();
@@ -308,16 +311,16 @@ impl World {
             pool.install(|| {
                 rayon::join(
                     || find_events(&mut **broad, events),
-                    || narrow(contacts, contact_forces, &views, model, dt, threads, false),
+                    || narrow(contacts, contact_forces, &views, laws, dt, threads, false),
                 )
             })
             .0
         } else {
             let time = find_events(&mut **broad, events);
-            narrow(contacts, contact_forces, &views, model, dt, 1, false);
+            narrow(contacts, contact_forces, &views, laws, dt, 1, false);
             time
         };
-        let history_len = model.map_or(0, |m| m.history_len());
+        let history_len = laws.default.as_ref().map_or(0, |m| m.history_len());
         apply_events(
             (contacts, contact_forces),
             (spare_contacts, spare_forces),
@@ -330,7 +333,7 @@ impl World {
             } else {
                 1
             };
-            pool.install(|| narrow(contacts, contact_forces, &views, model, dt, threads, true));
+            pool.install(|| narrow(contacts, contact_forces, &views, laws, dt, threads, true));
         }
         broad_time
     }
@@ -352,10 +355,14 @@ impl World {
                     else {
                         return BodyState::ABSENT;
                     };
-                    let Some((shape, radius)) = ecs
-                        .get::<&ShapeId>(entity)
+                    let Some((shape, radius, material)) = ecs
+                        .query_one::<(&ShapeId, &MaterialId)>(entity)
+                        .get()
                         .ok()
-                        .and_then(|id| shapes.get(*id).ok().map(|s| (*id, s.equivalent_radius)))
+                        .map(|(id, m)| (*id, m.0))
+                        .and_then(|(id, m)| {
+                            shapes.get(id).ok().map(|s| (id, s.equivalent_radius, m))
+                        })
                     else {
                         return BodyState::ABSENT;
                     };
@@ -366,6 +373,7 @@ impl World {
                         angular_velocity: k.angular_velocity,
                         mass: inertia.mass,
                         radius,
+                        material,
                     }
                 }
                 Body::Wall(w) => {
@@ -382,6 +390,7 @@ impl World {
                         angular_velocity: state.angular_velocity,
                         mass: f64::INFINITY,
                         radius: f64::INFINITY,
+                        material: walls[w as usize].material.map_or(NO_MATERIAL, |m| m.0),
                     }
                 }
             }));

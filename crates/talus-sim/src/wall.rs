@@ -12,6 +12,7 @@ use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{Aabb, ConvexPolyhedron, Pose};
 
 use crate::error::{SimError, finite, positive};
+use crate::material::MaterialId;
 
 /// Index of a wall in the world.
 #[derive(
@@ -72,6 +73,9 @@ pub struct Wall {
     pub motion: Motion,
     /// The time from which it no longer exists, if any.
     pub removed_at: Option<f64>,
+    /// What it is made of: its contacts follow the law of the pair of materials. Without
+    /// one a grain meets it with the law of the grain's material with itself.
+    pub material: Option<MaterialId>,
 }
 
 /// A wall's pose and velocity field at one time.
@@ -184,7 +188,18 @@ impl Wall {
             start: Pose::new(start.position, start.rotation.normalize()),
             motion,
             removed_at,
+            material: None,
         })
+    }
+
+    /// The same wall made of `material` (one the world has; with another, its contacts take
+    /// the world's default law).
+    #[must_use]
+    pub fn with_material(self, material: MaterialId) -> Wall {
+        Wall {
+            material: Some(material),
+            ..self
+        }
     }
 
     /// Whether the wall exists at time `t`.

@@ -24,6 +24,7 @@ use crate::integrate::{
     GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
 };
 use crate::kind::{critical, grain_kind};
+use crate::laws::{ContactLaws, NO_MATERIAL};
 use crate::material::{Material, MaterialId};
 use crate::renumber::RenumberScratch;
 use crate::shape::{Shape, ShapeId, ShapeLibrary};
@@ -247,7 +248,8 @@ pub struct World {
     pub(crate) wall_proxy: Vec<u32>,
     /// Force on each wall and torque about its pose's origin in the last step.
     pub(crate) wall_loads: Vec<Load>,
-    pub(crate) force_model: Option<Box<dyn ForceModel>>,
+    /// The contact laws, per pair of materials.
+    pub(crate) laws: ContactLaws,
     pub(crate) contacts: Vec<Contact>,
     /// The contact list's second buffer, for merging the broad phase's events.
     pub(crate) spare_contacts: Vec<Contact>,
@@ -298,7 +300,7 @@ impl World {
             walls: Vec::new(),
             wall_proxy: Vec::new(),
             wall_loads: Vec::new(),
-            force_model: None,
+            laws: ContactLaws::default(),
             contacts: Vec::new(),
             spare_contacts: Vec::new(),
             contact_forces: Vec::new(),
@@ -328,7 +330,7 @@ impl World {
     /// [`SimError::InvalidParameter`] unless `dt` is positive and finite.
     pub fn set_dt(&mut self, dt: f64) -> Result<(), SimError> {
         positive("dt", dt)?;
-        self.check_time_step(dt, self.force_model.as_deref(), &self.extremes)?;
+        self.check_time_step(dt, self.laws.all(), &self.extremes)?;
         let ratio = dt / self.params.dt;
         // A world holds the states of one scheme only; the other query finds nothing.
         rescale::<GearState>(&mut self.ecs, ratio);
@@ -390,16 +392,18 @@ impl World {
     /// Adds a material.
     ///
     /// # Errors
-    /// [`SimError::InvalidParameter`] when the world already has 65,536 materials.
+    /// [`SimError::InvalidParameter`] when the world already has 65,535 materials.
     pub fn add_material(&mut self, material: Material) -> Result<MaterialId, SimError> {
-        if self.materials.len() > u16::MAX as usize {
+        // The last id marks a wall without a material.
+        if self.materials.len() >= usize::from(NO_MATERIAL) {
             return Err(SimError::InvalidParameter {
                 name: "material count",
                 value: self.materials.len().to_string(),
-                allowed: "at most 65536 materials",
+                allowed: "at most 65535 materials",
             });
         }
         self.materials.push(material);
+        self.laws.index(self.materials.len());
         Ok(MaterialId(self.materials.len() as u16 - 1))
     }
 
@@ -417,14 +421,7 @@ impl World {
     /// a unit quaternion.
     pub fn add_grain(&mut self, desc: GrainDesc) -> Result<GrainId, SimError> {
         let shape = self.shapes.get(desc.shape)?.clone();
-        let material = self
-            .materials
-            .get(desc.material.0 as usize)
-            .ok_or(SimError::UnknownId {
-                kind: "material",
-                id: u32::from(desc.material.0),
-                count: self.materials.len(),
-            })?;
+        let material = self.material(desc.material)?;
         finite("position", desc.position)?;
         finite("velocity", desc.velocity)?;
         finite("angular velocity", desc.angular_velocity)?;
@@ -453,7 +450,7 @@ impl World {
                 && k.2.to_bits() == kind.2.to_bits()
         });
         if !known {
-            self.check_time_step(self.params.dt, self.force_model.as_deref(), &[kind])?;
+            self.check_time_step(self.params.dt, self.laws.all(), &[kind])?;
             self.extremes.push(kind);
         }
         let pose = Pose::new(
@@ -521,13 +518,15 @@ impl World {
         &self.wall_loads
     }
 
-    /// Sets the contact force model.
+    /// Sets the contact force model: the law of every pair of materials that has none of its
+    /// own ([`World::set_pair_force_model`]).
     ///
     /// # Errors
     /// [`SimError::TimeStepTooLarge`] if the time step exceeds the model's critical time
-    /// step for the grains already in the world.
+    /// step for the grains already in the world; [`SimError::InvalidParameter`] if it keeps
+    /// more history than [`MAX_HISTORY`] or another than the pairs' laws.
     pub fn set_force_model(&mut self, model: Box<dyn ForceModel>) -> Result<(), SimError> {
-        self.check_time_step(self.params.dt, Some(model.as_ref()), &self.extremes)?;
+        self.check_time_step(self.params.dt, [model.as_ref()], &self.extremes)?;
         let len = model.history_len();
         if len > MAX_HISTORY {
             return Err(SimError::InvalidParameter {
@@ -536,25 +535,68 @@ impl World {
                 allowed: "at most 8 values per contact (force::MAX_HISTORY)",
             });
         }
+        if let Some((_, other)) = self.laws.pairs.first() {
+            same_history(model.as_ref(), other.as_ref())?;
+        }
         for c in &mut self.contacts {
             c.history = History::zeros(len);
             c.touching = false;
         }
-        self.force_model = Some(model);
+        self.laws.default = Some(model);
         Ok(())
     }
 
-    /// The contact force model, if one is set.
-    #[must_use]
-    pub fn force_model(&self) -> Option<&dyn ForceModel> {
-        self.force_model.as_deref()
+    /// Sets the law between grains (or walls) of materials `a` and `b`, in either order,
+    /// in place of the default one; the contacts of that pair start afresh.
+    ///
+    /// # Errors
+    /// [`SimError::UnknownId`] for a material the world does not have;
+    /// [`SimError::InvalidParameter`] before a default law is set, or for a law that keeps
+    /// another number of history values than it; [`SimError::TimeStepTooLarge`] if the time
+    /// step exceeds the law's critical time step for the grains already in the world.
+    pub fn set_pair_force_model(
+        &mut self,
+        a: MaterialId,
+        b: MaterialId,
+        model: Box<dyn ForceModel>,
+    ) -> Result<(), SimError> {
+        for m in [a, b] {
+            self.material(m)?;
+        }
+        let Some(default) = self.laws.default.as_deref() else {
+            return Err(SimError::InvalidParameter {
+                name: "pair force model",
+                value: format!("'{}' set before a default force model", model.name()),
+                allowed: "a pair's law after World::set_force_model",
+            });
+        };
+        same_history(model.as_ref(), default)?;
+        self.check_time_step(self.params.dt, [model.as_ref()], &self.extremes)?;
+        for c in &mut self.contacts {
+            c.touching = false;
+        }
+        self.laws.set_pair(a, b, model);
+        Ok(())
     }
 
-    /// The largest time step the force model allows for the grains in the world (infinite
+    /// The contact force model, if one is set: the law of the pairs of materials that have
+    /// none of their own.
+    #[must_use]
+    pub fn force_model(&self) -> Option<&dyn ForceModel> {
+        self.laws.default.as_deref()
+    }
+
+    /// The law between materials `a` and `b`: the pair's own, or the default.
+    #[must_use]
+    pub fn force_model_between(&self, a: MaterialId, b: MaterialId) -> Option<&dyn ForceModel> {
+        self.laws.law(a.0, b.0)
+    }
+
+    /// The largest time step the force models allow for the grains in the world (infinite
     /// without a model or grains).
     #[must_use]
     pub fn critical_time_step(&self) -> f64 {
-        critical(self.force_model.as_deref(), &self.extremes)
+        critical(self.laws.all(), &self.extremes).0
     }
 
     /// The largest time step the force model allows for grains of `shape` and `material`:
@@ -569,36 +611,36 @@ impl World {
         material: MaterialId,
     ) -> Result<f64, SimError> {
         let shape = self.shapes.get(shape)?;
-        let density = self
-            .materials
-            .get(material.0 as usize)
-            .ok_or(SimError::UnknownId {
-                kind: "material",
-                id: u32::from(material.0),
-                count: self.materials.len(),
-            })?
-            .density;
-        Ok(critical(
-            self.force_model.as_deref(),
-            &[grain_kind(shape, density)],
-        ))
+        let density = self.material(material)?.density;
+        Ok(critical(self.laws.all(), &[grain_kind(shape, density)]).0)
     }
 
-    pub(crate) fn check_time_step(
+    pub(crate) fn check_time_step<'a>(
         &self,
         dt: f64,
-        model: Option<&dyn ForceModel>,
+        laws: impl IntoIterator<Item = &'a dyn ForceModel>,
         extremes: &[(f64, f64, f64)],
     ) -> Result<(), SimError> {
-        let limit = critical(model, extremes);
+        let (limit, law) = critical(laws, extremes);
         if dt > limit {
             return Err(SimError::TimeStepTooLarge {
                 dt,
                 critical: limit,
-                model: model.map_or(String::new(), |m| m.name().to_string()),
+                model: law.map_or(String::new(), |m| m.name().to_string()),
             });
         }
         Ok(())
+    }
+
+    /// The material `id`.
+    fn material(&self, id: MaterialId) -> Result<&Material, SimError> {
+        self.materials
+            .get(usize::from(id.0))
+            .ok_or(SimError::UnknownId {
+                kind: "material",
+                id: u32::from(id.0),
+                count: self.materials.len(),
+            })
     }
 
     /// Adds a force and a torque (about the centre of mass, world frame) acting on a grain
@@ -830,12 +872,6 @@ pub struct ContactReport {
     pub point: DVec3,
 }
 
-/// The critical time step of `model` for grains of the given kinds (mass, bounding radius,
-/// equivalent radius): the smallest over the kinds. A contact's area is bounded by the
-/// cross-section of its smaller grain and its characteristic length is at least that
-/// grain's equivalent radius, so each kind is taken with its own largest area; combining
-/// the lightest grain with the largest area of another kind would penalise every mixture
-/// of sizes (an intruder among small beads) for contacts that cannot occur.
 /// Rescales the integrator states `I` of every grain to a time step `ratio` times the old.
 fn rescale<I: Integrator>(ecs: &mut hecs::World, ratio: f64) {
     for state in ecs.query_mut::<&mut I>() {
@@ -853,4 +889,23 @@ fn build_pool(threads: usize) -> Result<rayon::ThreadPool, SimError> {
             value: format!("{threads} ({e})"),
             allowed: "a thread count the system can start",
         })
+}
+
+/// Whether two laws keep the same history per contact, as the laws of one world must: a
+/// contact's history is sized once, whatever pair of materials it joins.
+fn same_history(law: &dyn ForceModel, other: &dyn ForceModel) -> Result<(), SimError> {
+    if law.history_len() == other.history_len() {
+        return Ok(());
+    }
+    Err(SimError::InvalidParameter {
+        name: "force model history",
+        value: format!(
+            "'{}' keeps {} values per contact, '{}' {}",
+            law.name(),
+            law.history_len(),
+            other.name(),
+            other.history_len()
+        ),
+        allowed: "laws of one world that keep the same history (the same parts)",
+    })
 }
