@@ -15,7 +15,7 @@ use talus::geom::{Pose, generate};
 use talus::glam::DVec3;
 use talus::sim::force::{
     CoefficientSpec, Coefficients, ContactInput, ContactLoad, ForceModel, ForceModelRegistry,
-    ModelEntry,
+    Mixing, ModelEntry,
 };
 use talus::sim::material::Material;
 use talus::sim::wall::{Motion, Wall, WallGeometry};
@@ -58,6 +58,7 @@ const COEFFICIENTS: &[CoefficientSpec] = &[
         allowed: "a finite number > 0",
         check: |k| k.is_finite() && k > 0.0,
         doc: "k in the energy w = k V²/2",
+        mixing: Mixing::Harmonic,
     },
     CoefficientSpec {
         name: "damping",
@@ -66,6 +67,7 @@ const COEFFICIENTS: &[CoefficientSpec] = &[
         allowed: "a finite number ≥ 0",
         check: |c| c.is_finite() && c >= 0.0,
         doc: "dashpot c in F = k V S − c v_n n",
+        mixing: Mixing::Geometric,
     },
 ];
 

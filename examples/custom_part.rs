@@ -16,7 +16,7 @@ use talus::scenario::Runner;
 use talus::scenario::load::{apply_overrides, read};
 use talus::scenario::schema::{PartSpec, PartsSpec};
 use talus::sim::force::{
-    CoefficientSpec, ContactInput, ForceModelRegistry, Part, PartEntry, Partial, Role,
+    CoefficientSpec, ContactInput, ForceModelRegistry, Mixing, Part, PartEntry, Partial, Role,
 };
 
 /// `F_n = k δ^(3/2)` on the equivalent depth δ = V/A.
@@ -53,6 +53,7 @@ const COEFFICIENTS: &[CoefficientSpec] = &[CoefficientSpec {
     allowed: "a finite number > 0",
     check: |k| k.is_finite() && k > 0.0,
     doc: "k in F_n = k δ^(3/2), δ = V/A",
+    mixing: Mixing::Harmonic,
 }];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -9,8 +9,10 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use talus_scenario::ScenarioError;
 use talus_scenario::check::check;
 use talus_scenario::load::{apply_overrides, blame_overrides, read};
+use talus_scenario::number::short;
 use talus_scenario::output::RunDir;
 use talus_scenario::output::run_dir::SUMMARY_FILE;
+use talus_scenario::pairs::Source;
 use talus_scenario::resources::{bytes, estimate, shortfalls};
 use talus_scenario::{Progress, Runner};
 use talus_sim::force::{CoefficientSpec, ForceModelRegistry};
@@ -120,6 +122,36 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
         bytes(report.disk_bytes),
         report.frames
     );
+    println!("  contact pairs:");
+    for pair in &report.pairs {
+        let mut meets = Vec::new();
+        if pair.grains {
+            meets.push("grains".to_string());
+        }
+        if !pair.walls.is_empty() {
+            meets.push(format!("walls {}", pair.walls.join(", ")));
+        }
+        let coefficients: Vec<String> = pair
+            .coefficients
+            .iter()
+            .map(|c| {
+                let source = match c.source {
+                    Source::Law => "",
+                    Source::Material => " (material)",
+                    Source::Mixed => " (mixed)",
+                    Source::Pair => " (pair)",
+                };
+                format!("{} {}{source}", c.label, short(c.value))
+            })
+            .collect();
+        println!(
+            "    {}–{} ({}): {}",
+            escape_controls(&pair.materials.0, false),
+            escape_controls(&pair.materials.1, false),
+            escape_controls(&meets.join("; "), false),
+            coefficients.join(", ")
+        );
+    }
     for w in &report.warnings {
         println!("warning: {}", escape_controls(w, false));
     }
@@ -261,7 +293,7 @@ pub fn list_models() -> Result<ExitCode, String> {
     }
     println!();
     println!(
-        "parts (force_model: (name: …, parts: (normal: (name: …, coefficients: {{…}}), damping: …, tangential: …))):"
+        "parts (force_model: (name: …, parts: (normal: (name: …, coefficients: {{…}}), damping: …, tangential: …, twisting: …, rolling: …))):"
     );
     for entry in registry.part_entries() {
         println!(
@@ -275,15 +307,20 @@ pub fn list_models() -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One line per coefficient: name, unit, meaning, range, default.
+/// One line per coefficient: name, unit, meaning, range, default, and how two materials'
+/// values make their pair's.
 fn print_coefficients(coefficients: &[CoefficientSpec]) {
     for c in coefficients {
         let default = c
             .default
             .map_or_else(|| "required".to_string(), |d| format!("default {d}"));
         println!(
-            "  {:<18} [{}] {}; {} ({default})",
-            c.name, c.unit, c.doc, c.allowed
+            "  {:<18} [{}] {}; {} ({default}; pairs of materials: {})",
+            c.name,
+            c.unit,
+            c.doc,
+            c.allowed,
+            c.mixing.name()
         );
     }
 }

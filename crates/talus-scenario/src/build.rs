@@ -24,6 +24,7 @@ use talus_sim::wall::{WallGeometry, WallId};
 use talus_sim::{BoundingMethod, DEFAULT_RENUMBER_EVERY, GrainDesc, GrainId, SimParams, World};
 
 use crate::error::ScenarioError;
+use crate::pairs;
 use crate::placement::{
     MAX_SITES, PlacedGrain, first_overlapping_pair, grain_rng, jittered, lattice_site_count,
     lattice_sites, overlaps_wall, penetrates, random_rotation,
@@ -181,6 +182,23 @@ pub fn build(
             .add_material(material)
             .map_err(|e| engine(&format!("materials[{i}]"), e.to_string()))?;
     }
+    // The laws of the pairs of materials that can meet, when materials or pairs give
+    // coefficients of their own; otherwise the one law holds for every pair.
+    if pairs::has_pairs(s) {
+        pairs::check(registry, s).map_err(|e| invalid(&e.field, e.problem, &e.allowed))?;
+        for (a, b, _) in pairs::pairs_in_play(s) {
+            let context = format!(
+                "force model of materials '{}' and '{}'",
+                s.materials[a].name, s.materials[b].name
+            );
+            let (law, _) = pairs::pair_law(registry, s, a, b);
+            let model =
+                build_force_model(registry, &law).map_err(|e| engine(&context, e.to_string()))?;
+            world
+                .set_pair_force_model(MaterialId(a as u16), MaterialId(b as u16), model)
+                .map_err(|e| engine(&context, e.to_string()))?;
+        }
+    }
 
     // Shapes of every population, and the smallest critical time step of their kinds.
     let mut populations = Vec::with_capacity(s.grains.len());
@@ -247,7 +265,17 @@ pub fn build(
     let mut walls = Vec::with_capacity(s.walls.len());
     for (i, spec) in s.walls.iter().enumerate() {
         let parts = build_walls(spec).map_err(|m| engine(&format!("walls[{i}]"), m))?;
-        let ids = parts.into_iter().map(|w| world.add_wall(w)).collect();
+        let material = spec.material.as_ref().and_then(|name| {
+            let index = s.materials.iter().position(|m| &m.name == name)?;
+            Some(MaterialId(index as u16))
+        });
+        let ids = parts
+            .into_iter()
+            .map(|w| match material {
+                Some(m) => world.add_wall(w.with_material(m)),
+                None => world.add_wall(w),
+            })
+            .collect();
         walls.push(WallGroup {
             name: spec.name.clone(),
             parts: ids,

@@ -10,6 +10,7 @@ use talus_sim::force::ForceModelRegistry;
 use crate::build::build;
 use crate::error::ScenarioError;
 use crate::number::short;
+use crate::pairs::{self, PairReport};
 use crate::resources::{DISK_LIMIT, bytes, estimate, memory_shortfall};
 use crate::schema::{Integrator, Placement, Scenario, WallShape};
 use crate::validate::validate;
@@ -49,6 +50,8 @@ pub struct CheckReport {
     pub disk_bytes: u64,
     /// Frames the run writes.
     pub frames: u64,
+    /// The contact coefficients of every pair of materials that can meet.
+    pub pairs: Vec<PairReport>,
     /// Legal choices that are probably not meant.
     pub warnings: Vec<String>,
 }
@@ -227,6 +230,7 @@ pub fn check(
         memory_bytes: needs.memory_bytes,
         disk_bytes: needs.disk_bytes,
         frames: needs.frames,
+        pairs: pairs::report(registry, s),
         warnings,
     })
 }

@@ -5,7 +5,8 @@
 //! * [`schema`]: the file's format; [`load`]: reading it and `--set` overrides;
 //!   [`validate`]: range and reference checks; [`check`]: the report of `talus check`;
 //!   [`resources`]: the memory and disk a run needs and the machine has;
-//! * [`build`]: the world a scenario describes, with [`walls`] and [`placement`];
+//! * [`build`]: the world a scenario describes, with [`walls`], [`placement`] and the
+//!   contact coefficients of each pair of materials ([`pairs`]);
 //! * [`run`]: the run loop, with [`probe`] (measurements), [`analysis`] (their math),
 //!   [`frames`], [`summary`], [`checkpoint`] with its [`journal`] and [`checksum`], and
 //!   [`blowup`] detection;
@@ -24,6 +25,7 @@ pub mod journal;
 pub mod load;
 pub mod number;
 pub mod output;
+pub mod pairs;
 pub mod placement;
 pub mod probe;
 pub mod resources;

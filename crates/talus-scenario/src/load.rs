@@ -227,13 +227,10 @@ fn locate<'a>(tree: &'a mut Value, path: &[Step]) -> Result<&'a mut Value, Strin
         }
         node = match step {
             Step::Field(name) => match node {
-                // The force model's (and its parts') coefficients are maps: a coefficient
-                // the file leaves to its default can be set too.
+                // Coefficients (the force model's, its parts', a material's, a pair's) are
+                // maps: a coefficient the file leaves out can be set too.
                 Value::Object(map) => {
-                    if walked == "force_model.coefficients"
-                        || (walked.starts_with("force_model.parts.")
-                            && walked.ends_with(".coefficients"))
-                    {
+                    if walked.ends_with(".coefficients") {
                         map.entry(name.clone()).or_insert(Value::Null)
                     } else {
                         let known = map.keys().cloned().collect::<Vec<_>>().join(", ");

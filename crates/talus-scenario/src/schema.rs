@@ -127,6 +127,12 @@ pub struct MaterialSpec {
     pub name: String,
     /// Density (kg/m³).
     pub density: f64,
+    /// The material's own contact coefficients, by name (any coefficient the force model or
+    /// its parts take): a pair of materials mixes the two values by the coefficient's rule
+    /// (`talus models` names it) unless `force_model.pairs` gives the pair's; a coefficient
+    /// left out takes the force model's value.
+    #[serde(default)]
+    pub coefficients: BTreeMap<String, f64>,
 }
 
 /// The contact force model: a registered model (or preset of parts) by name, or a law
@@ -144,6 +150,19 @@ pub struct ForceModelSpec {
     /// The parts of a composed law; `talus models` lists them by role.
     #[serde(default)]
     pub parts: Option<PartsSpec>,
+    /// Coefficients of particular pairs of materials, in place of the mixed ones.
+    #[serde(default)]
+    pub pairs: Vec<PairSpec>,
+}
+
+/// The coefficients of one pair of materials.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairSpec {
+    /// The two materials (either order; a material twice for its grains among themselves).
+    pub materials: (String, String),
+    /// Coefficients by name; those left out are mixed from the two materials'.
+    pub coefficients: BTreeMap<String, f64>,
 }
 
 /// The parts of a composed contact law, one per role.
@@ -303,6 +322,10 @@ pub struct WallSpec {
     /// Time from which the wall no longer exists (s); default never.
     #[serde(default)]
     pub removed_at: Option<f64>,
+    /// What the wall is made of (a material's name); default none: a grain meets it with
+    /// the coefficients of the grain's own material.
+    #[serde(default)]
+    pub material: Option<String>,
 }
 
 /// Wall solids.

@@ -81,6 +81,15 @@ pub fn validate(scenario: &Scenario, path: &Path) -> Vec<ScenarioError> {
         if let Some(t) = w.removed_at {
             c.non_negative(&format!("{f}.removed_at"), t);
         }
+        if let Some(name) = &w.material
+            && !scenario.materials.iter().any(|m| &m.name == name)
+        {
+            c.fail(
+                &format!("{f}.material"),
+                format!("no material named '{name}'"),
+                &self::names(scenario.materials.iter().map(|m| m.name.as_str())),
+            );
+        }
     }
     for (i, m) in scenario.measurements.iter().enumerate() {
         c.measurement(&format!("measurements[{i}]"), m, scenario);

@@ -326,6 +326,7 @@ mod tests {
             shape,
             motion: MotionSpec::Fixed,
             removed_at: None,
+            material: None,
         }
     }
 

@@ -4,7 +4,7 @@ use super::CoefficientSpec;
 use super::ContactInput;
 use super::part::PartEntry;
 use super::part::{Part, Partial, Role};
-use super::registry::unit_interval;
+use super::registry::{Mixing, unit_interval};
 
 /// The damping ratio ζ of a linear spring–dashpot whose collisions have restitution `e`:
 /// `e = exp(−π ζ / √(1 − ζ²))`, i.e. `ζ = −ln e / √(π² + ln² e)`. The damping force is
@@ -50,6 +50,7 @@ pub(super) const RESTITUTION: CoefficientSpec = CoefficientSpec {
     allowed: "a number in (0, 1]",
     check: unit_interval,
     doc: "coefficient of restitution of a normal collision",
+    mixing: Mixing::Geometric,
 };
 
 /// The part's registration.

@@ -13,7 +13,7 @@ use super::CoefficientSpec;
 use super::ContactInput;
 use super::part::PartEntry;
 use super::part::{Part, Partial, Role};
-use super::registry::at_least_one;
+use super::registry::{Mixing, at_least_one};
 
 /// The normal part of `energy_conserving`: `F = k (V/ℓ)^(p−1) S`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -59,6 +59,7 @@ pub(super) const EXPONENT: CoefficientSpec = CoefficientSpec {
     allowed: "a finite number ≥ 1",
     check: at_least_one,
     doc: "p in the energy w = k ℓ^(1−p) V^p / p",
+    mixing: Mixing::Arithmetic,
 };
 
 /// The part's registration.

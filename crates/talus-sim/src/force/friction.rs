@@ -14,7 +14,7 @@ use super::CoefficientSpec;
 use super::ContactInput;
 use super::part::PartEntry;
 use super::part::{Part, Partial, Role};
-use super::registry::{non_negative, positive};
+use super::registry::{Mixing, non_negative, positive};
 
 /// Parameters of the tangential spring.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -114,6 +114,7 @@ pub(super) const FRICTION: CoefficientSpec = CoefficientSpec {
     allowed: "a finite number ≥ 0",
     check: non_negative,
     doc: "Coulomb friction coefficient μ",
+    mixing: Mixing::Geometric,
 };
 
 /// `k_t / K` of the tangential spring.
@@ -124,6 +125,7 @@ pub(super) const TANGENTIAL_RATIO: CoefficientSpec = CoefficientSpec {
     allowed: "a finite number > 0",
     check: positive,
     doc: "tangential over normal stiffness k_t / K",
+    mixing: Mixing::Arithmetic,
 };
 
 /// The part's registration.

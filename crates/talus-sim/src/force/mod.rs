@@ -33,7 +33,8 @@ pub use energy::FengNormal;
 pub use friction::TangentialSpring;
 pub use part::{ComposedLaw, CompositionError, Part, PartEntry, Partial, Role};
 pub use registry::{
-    CoefficientSpec, Coefficients, ForceModelError, ForceModelRegistry, ModelEntry, PartChoice,
+    CoefficientSpec, Coefficients, ForceModelError, ForceModelRegistry, Mixing, ModelEntry,
+    PartChoice,
 };
 pub use rolling::RollingResistance;
 pub use twisting::TwistingSpring;

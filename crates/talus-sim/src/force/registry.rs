@@ -35,6 +35,47 @@ pub struct CoefficientSpec {
     pub check: fn(f64) -> bool,
     /// What it means.
     pub doc: &'static str,
+    /// How the values of two materials make the value of their pair.
+    pub mixing: Mixing,
+}
+
+/// How the coefficient of a pair of materials follows from the two materials' values,
+/// when the pair is not given its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mixing {
+    /// `2 a b / (a + b)`: springs in series (stiffnesses).
+    Harmonic,
+    /// `√(a b)`: friction and restitution coefficients, as common in DEM codes.
+    Geometric,
+    /// `(a + b) / 2`: ratios and exponents.
+    Arithmetic,
+}
+
+impl Mixing {
+    /// The pair's value from the two materials' values; a material with itself keeps its
+    /// value exactly.
+    #[must_use]
+    pub fn mix(self, a: f64, b: f64) -> f64 {
+        if a.to_bits() == b.to_bits() {
+            return a;
+        }
+        match self {
+            Mixing::Harmonic if a + b == 0.0 => 0.0,
+            Mixing::Harmonic => 2.0 * a * b / (a + b),
+            Mixing::Geometric => (a * b).sqrt(),
+            Mixing::Arithmetic => 0.5 * (a + b),
+        }
+    }
+
+    /// The rule's name, as documentation writes it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Mixing::Harmonic => "harmonic mean",
+            Mixing::Geometric => "geometric mean",
+            Mixing::Arithmetic => "arithmetic mean",
+        }
+    }
 }
 
 /// A registered model: its name, documentation, coefficients and constructor.

@@ -18,6 +18,7 @@ use super::CoefficientSpec;
 use super::ContactInput;
 use super::friction::{into_tangent_plane, slip};
 use super::part::{Part, PartEntry, Partial, Role};
+use super::registry::Mixing;
 use super::registry::non_negative;
 
 /// The elastic–plastic spring–dashpot rolling resistance.
@@ -73,6 +74,7 @@ pub(super) const ENTRY: PartEntry = PartEntry {
         allowed: "a finite number ≥ 0",
         check: non_negative,
         doc: "coefficient of rolling friction μ_r: the largest rolling couple over R* F_n, R* the pair's rolling radius",
+        mixing: Mixing::Geometric,
     }],
     history: &["roll_x", "roll_y", "roll_z"],
     build: |c| {

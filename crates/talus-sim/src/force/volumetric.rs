@@ -16,7 +16,7 @@ use super::CoefficientSpec;
 use super::ContactInput;
 use super::part::PartEntry;
 use super::part::{Part, Partial, Role};
-use super::registry::positive;
+use super::registry::{Mixing, positive};
 
 /// The normal part of `volumetric`: `F_n = k V / ℓ`, stiffness `k A / ℓ`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -49,6 +49,7 @@ pub(super) const STIFFNESS: CoefficientSpec = CoefficientSpec {
     allowed: "a finite number > 0",
     check: positive,
     doc: "k in F_n = k V / ℓ",
+    mixing: Mixing::Harmonic,
 };
 
 /// The part's registration.

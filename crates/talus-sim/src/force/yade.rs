@@ -16,7 +16,7 @@ use super::CoefficientSpec;
 use super::ContactInput;
 use super::part::PartEntry;
 use super::part::{Part, Partial, Role};
-use super::registry::positive;
+use super::registry::{Mixing, positive};
 
 /// The normal part of `volumetric_yade`: `F_n = k_n V`, stiffness `k_n A`.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -94,6 +94,7 @@ pub(super) const KN: CoefficientSpec = CoefficientSpec {
     allowed: "a finite number > 0",
     check: positive,
     doc: "normal stiffness per overlap volume, F_n = k_n V",
+    mixing: Mixing::Harmonic,
 };
 
 /// `k_s` of Yade's law.
@@ -104,6 +105,7 @@ pub(super) const KS: CoefficientSpec = CoefficientSpec {
     allowed: "a finite number > 0",
     check: positive,
     doc: "shear stiffness, ΔF_s = −k_s Δu_s",
+    mixing: Mixing::Harmonic,
 };
 
 /// φ of Yade's law.
@@ -114,6 +116,7 @@ pub(super) const FRICTION_ANGLE: CoefficientSpec = CoefficientSpec {
     allowed: "an angle in [0, π/2)",
     check: |x| x.is_finite() && (0.0..std::f64::consts::FRAC_PI_2).contains(&x),
     doc: "friction angle φ; shear capped at tan φ F_n",
+    mixing: Mixing::Arithmetic,
 };
 
 /// The normal part's registration.
