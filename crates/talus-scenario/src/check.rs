@@ -12,12 +12,9 @@ use crate::error::ScenarioError;
 use crate::number::short;
 use crate::pairs::{self, PairReport};
 use crate::resources::{DISK_LIMIT, bytes, estimate, memory_shortfall};
-use crate::schema::{Integrator, Placement, Scenario, WallShape};
+use crate::schema::{Placement, Scenario, WallShape};
 use crate::validate::validate;
 
-/// Above this fraction of the critical time step the Gear predictor–corrector was seen to
-/// blow up where a falling column hits a bed, while velocity Verlet at the same step did not.
-const GEAR_SAFE_RATIO: f64 = 0.5;
 /// Checkpoints closer than this many steps cost more than the steps between them (each one
 /// encodes the whole state and syncs it to disk).
 const CHEAP_CHECKPOINT_STEPS: f64 = 100.0;
@@ -94,13 +91,6 @@ pub fn check(
 
     let mut warnings = Vec::new();
     let ratio = s.time.dt / exp.critical_dt;
-    if s.integrator == Integrator::Gear && ratio > GEAR_SAFE_RATIO {
-        warnings.push(format!(
-            "time.dt is {ratio:.2} of the critical time step with the Gear integrator: its \
-             corrector can feed energy into sudden, deep impacts (a column falling onto a bed); \
-             dt ≤ {GEAR_SAFE_RATIO} of critical or integrator: Verlet is more robust there"
-        ));
-    }
     if ratio < 0.02 {
         warnings.push(format!(
             "time.dt is only {} of the critical time step {} s: the run could take {}× fewer steps",

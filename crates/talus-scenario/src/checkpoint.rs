@@ -26,8 +26,9 @@ use crate::run::RunState;
 /// First bytes of a checkpoint file.
 const MAGIC: &[u8; 8] = b"TALUSCK\0";
 /// Layout version of the file (3: each contact keeps the faces that bounded its overlap;
-/// 4: and the order its bodies are met in, which renumbering the proxies can reverse).
-const FORMAT: u32 = 4;
+/// 4: and the order its bodies are met in, which renumbering the proxies can reverse; 5: the
+/// kinds of grain keep the inverse mass a contact meets, for the critical step).
+const FORMAT: u32 = 5;
 /// Bytes before the payload: magic, version, length, checksum.
 const HEADER: usize = 24;
 

@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use talus_scenario::Runner;
 use talus_scenario::check::check;
 use talus_scenario::load::{apply_overrides, parse, read, to_ron};
-use talus_scenario::schema::{Integrator, Placement};
+use talus_scenario::schema::{Integrator, Placement, Scenario};
 use talus_sim::force::ForceModelRegistry;
 
 fn configs() -> Vec<PathBuf> {
@@ -60,23 +61,79 @@ fn every_shipped_config_passes_check() {
     }
 }
 
-#[test]
-fn check_warns_about_gear_near_the_critical_step() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/angle_of_repose.ron");
+/// The critical step `talus check` gives `scenario` with `overrides`.
+fn critical_step(scenario: &Scenario, file: &Path, overrides: &[String]) -> f64 {
     let registry = ForceModelRegistry::default();
-    let clean = check(&read(&file).unwrap(), &file, &registry).unwrap();
-    assert!(clean.warnings.is_empty(), "{:?}", clean.warnings);
-    let gear = apply_overrides(&read(&file).unwrap(), &["integrator=Gear".to_string()]).unwrap();
-    let report = check(&gear, &file, &registry).unwrap();
-    assert!(
-        report.warnings.iter().any(|w| w.contains("Gear")),
-        "{:?}",
-        report.warnings
-    );
-    let halved =
-        apply_overrides(&gear, &[format!("time.dt={}", 0.45 * report.critical_dt)]).unwrap();
-    let report = check(&halved, &file, &registry).unwrap();
-    assert!(!report.warnings.iter().any(|w| w.contains("Gear")));
+    let probe = apply_overrides(scenario, overrides).unwrap();
+    check(&probe, file, &registry)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", file.display()))
+        .critical_dt
+}
+
+#[test]
+fn gear_at_the_step_check_allows_does_not_blow_up_in_any_shipped_config() {
+    let registry = ForceModelRegistry::default();
+    for file in configs() {
+        let scenario = read(&file).unwrap();
+        // Gear's critical step, found with a step far below it; the step the file has is
+        // refused with Gear, and allowed with Verlet.
+        let gear = ["integrator=Gear".to_string(), "time.dt=1e-8".to_string()];
+        let dt = critical_step(&scenario, &file, &gear);
+        assert!(dt < scenario.time.dt, "{}", file.display());
+        let refused = apply_overrides(&scenario, &gear[..1]).unwrap();
+        assert!(check(&refused, &file, &registry).is_err());
+        // The first 3000 steps at that step, with at most 120 grains of each population: the
+        // grains settle or fall onto each other, the walls start to move.
+        let mut overrides = vec![
+            "integrator=Gear".to_string(),
+            format!("time.dt={dt}"),
+            format!("time.end={}", 3000.0 * dt),
+            format!("time.output_interval={}", 500.0 * dt),
+            "time.checkpoint_interval=None".to_string(),
+            "time.stop_at_rest=None".to_string(),
+            "outputs.frame_interval=None".to_string(),
+            "outputs.plots=false".to_string(),
+        ];
+        for (p, population) in scenario.grains.iter().enumerate() {
+            // A poured population: what is poured in the first half of the run.
+            let count = match population.placement {
+                Placement::Pour { rate, .. } => {
+                    overrides.push(format!("grains[{p}].placement.start=0.0"));
+                    ((rate * 1500.0 * dt) as usize).max(1)
+                }
+                _ => population.count.min(120),
+            };
+            overrides.push(format!("grains[{p}].count={count}"));
+        }
+        let short = apply_overrides(&scenario, &overrides).unwrap();
+        let out = std::env::temp_dir().join(format!(
+            "talus-gear-{}-{}",
+            std::process::id(),
+            file.file_stem().unwrap().to_string_lossy()
+        ));
+        let _ = std::fs::remove_dir_all(&out);
+        let mut runner = Runner::start(&short, &file, &registry, 0, &out).unwrap();
+        runner
+            .run(None, &mut |_| {})
+            .unwrap_or_else(|e| panic!("{} with Gear at dt = {dt}: {e}", file.display()));
+        let summary: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        // (A shortened run's measurement may find nothing to fit: "suspect" is fine, a
+        // blow-up is not.)
+        assert!(
+            matches!(
+                summary["status"].as_str(),
+                Some("finished" | "at_rest" | "suspect")
+            ),
+            "{} with Gear at dt = {dt}: {} {}",
+            file.display(),
+            summary["status"],
+            summary["warnings"]
+        );
+        assert!(summary["max_overlap_ratio"].as_f64().unwrap() < 0.25);
+        let _ = std::fs::remove_dir_all(out);
+    }
 }
 
 #[test]

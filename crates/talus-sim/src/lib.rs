@@ -6,6 +6,7 @@
 //! * [`broad`]: which grains' bounding boxes overlap, kept up to date step by step.
 //! * [`force`]: contact force models and their registry by name.
 //! * [`wall`]: half-spaces and kinematic bodies with motion laws.
+//! * [`kind`]: kinds of grain and the critical time step.
 //! * [`World`]: grains as hecs entities, the step pipeline.
 //! * [`snapshot`]: checkpoints of a world's dynamic state ([`World::snapshot`],
 //!   [`World::restore`]).
@@ -15,7 +16,7 @@ mod contact;
 mod error;
 pub mod force;
 pub mod integrate;
-mod kind;
+pub mod kind;
 mod laws;
 pub mod material;
 pub mod renumber;

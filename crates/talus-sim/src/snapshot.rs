@@ -26,6 +26,7 @@ use crate::broad::{PairEvents, ProxyPair};
 use crate::contact::{Contact, History};
 use crate::error::SimError;
 use crate::integrate::{GearState, Inertia, IntegratorKind, Load, VerletState};
+use crate::kind::GrainKind;
 use crate::material::MaterialId;
 use crate::shape::ShapeId;
 use crate::wall::{WallGeometry, WallId};
@@ -33,7 +34,7 @@ use crate::world::{Body, BodyRef, BoundingMethod, Fresh, GrainId, Slot, StepStat
 
 /// The version of the snapshot layout; [`World::restore`] refuses other versions (2: each
 /// contact says which way round its bodies are met).
-pub const SNAPSHOT_FORMAT: u32 = 2;
+pub const SNAPSHOT_FORMAT: u32 = 3;
 
 /// The dynamic state of a [`World`]: everything that, with the rebuilt static parts,
 /// determines its future steps.
@@ -74,9 +75,8 @@ pub struct WorldSnapshot {
     pub wall_loads: Vec<Load>,
     /// Loads applied for the next step, by slot.
     pub pending: Vec<Load>,
-    /// Mass, bounding radius and equivalent radius of every distinct kind of grain added
-    /// so far (the basis of the critical time step).
-    pub extremes: Vec<(f64, f64, f64)>,
+    /// Every distinct kind of grain added so far (the basis of the critical time step).
+    pub extremes: Vec<GrainKind>,
     /// Counts and timings of the last step, as [`World::stats`] reports them.
     pub stats: StepStats,
 }
@@ -535,13 +535,8 @@ impl World {
         check(s.grains.is_empty() == s.extremes.is_empty(), || {
             "grain kinds present without grains or missing with grains".to_string()
         })?;
-        for &(mass, radius, length) in &s.extremes {
-            check(
-                [mass, radius, length]
-                    .iter()
-                    .all(|x| x.is_finite() && *x > 0.0),
-                || format!("grain kind {:?}", (mass, radius, length)),
-            )?;
+        for kind in &s.extremes {
+            check(kind.is_valid(), || format!("grain kind {kind:?}"))?;
         }
         self.check_time_step(s.dt, self.laws.all(), &s.extremes)?;
 

@@ -23,7 +23,7 @@ use crate::force::{ForceModel, MAX_HISTORY};
 use crate::integrate::{
     GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
 };
-use crate::kind::{critical, grain_kind};
+use crate::kind::{GrainKind, critical, grain_kind};
 use crate::laws::{ContactLaws, NO_MATERIAL};
 use crate::material::{Material, MaterialId};
 use crate::renumber::RenumberScratch;
@@ -93,7 +93,7 @@ impl Default for SimParams {
         SimParams {
             dt: 1e-4,
             gravity: DVec3::new(0.0, 0.0, -9.81),
-            integrator: IntegratorKind::Gear,
+            integrator: IntegratorKind::Verlet,
             bounding: BoundingMethod::MinMax,
             margin: 0.0,
             broad_phase: BroadPhaseKind::SweepAndPrune,
@@ -263,7 +263,7 @@ pub struct World {
     pub(crate) pool: rayon::ThreadPool,
     /// Mass, bounding radius and equivalent radius of every distinct kind of grain (shape
     /// and material) added so far: the basis of the critical time step.
-    pub(crate) extremes: Vec<(f64, f64, f64)>,
+    pub(crate) extremes: Vec<GrainKind>,
     /// Loads applied for the next step, by slot.
     pub(crate) pending: Vec<Load>,
     /// Scratch: kinematics and total loads of the current step, by slot.
@@ -444,11 +444,7 @@ impl World {
             principal: shape.unit_inertia * material.density,
         };
         let kind = grain_kind(&shape, material.density);
-        let known = self.extremes.iter().any(|k| {
-            k.0.to_bits() == kind.0.to_bits()
-                && k.1.to_bits() == kind.1.to_bits()
-                && k.2.to_bits() == kind.2.to_bits()
-        });
+        let known = self.extremes.iter().any(|k| k.same(&kind));
         if !known {
             self.check_time_step(self.params.dt, self.laws.all(), &[kind])?;
             self.extremes.push(kind);
@@ -596,7 +592,7 @@ impl World {
     /// without a model or grains).
     #[must_use]
     pub fn critical_time_step(&self) -> f64 {
-        critical(self.laws.all(), &self.extremes).0
+        critical(self.laws.all(), &self.extremes, self.params.integrator).0
     }
 
     /// The largest time step the force model allows for grains of `shape` and `material`:
@@ -612,16 +608,21 @@ impl World {
     ) -> Result<f64, SimError> {
         let shape = self.shapes.get(shape)?;
         let density = self.material(material)?.density;
-        Ok(critical(self.laws.all(), &[grain_kind(shape, density)]).0)
+        Ok(critical(
+            self.laws.all(),
+            &[grain_kind(shape, density)],
+            self.params.integrator,
+        )
+        .0)
     }
 
     pub(crate) fn check_time_step<'a>(
         &self,
         dt: f64,
         laws: impl IntoIterator<Item = &'a dyn ForceModel>,
-        extremes: &[(f64, f64, f64)],
+        extremes: &[GrainKind],
     ) -> Result<(), SimError> {
-        let (limit, law) = critical(laws, extremes);
+        let (limit, law) = critical(laws, extremes, self.params.integrator);
         if dt > limit {
             return Err(SimError::TimeStepTooLarge {
                 dt,

@@ -40,6 +40,10 @@ impl Part for RestitutionDamping {
             * (partial.stiffness * contact.effective_mass).sqrt();
         partial.normal -= partial.damping * contact.normal_velocity();
     }
+
+    fn damping_ratio(&self) -> Option<f64> {
+        Some(damping_ratio(self.restitution))
+    }
 }
 
 /// The restitution of the damping part.

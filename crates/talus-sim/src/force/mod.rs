@@ -28,6 +28,7 @@ mod twisting;
 mod volumetric;
 mod yade;
 
+pub use crate::kind::{GrainKind, critical_time_step};
 pub use damping::{RestitutionDamping, damping_ratio};
 pub use energy::FengNormal;
 pub use friction::TangentialSpring;
@@ -124,23 +125,10 @@ pub trait ForceModel: Send + Sync {
     /// between grains of characteristic length `length`: the basis of the critical time
     /// step.
     fn normal_stiffness(&self, area: f64, length: f64) -> f64;
-}
 
-/// The largest stable time step for a force model: a tenth of the duration
-/// `π √(m*/K)` of a collision of the lightest pair (`m* = m_min / 2`) at the stiffness of
-/// the largest contact area, `0.1 · π √(m*/K)` (design §5).
-///
-/// That is `ω dt = 0.1 π ≈ 0.314` for ω = √(K/m*): a sixth of velocity Verlet's stability
-/// limit (2), but just above the Gear predictor–corrector's (0.313, see
-/// [`crate::integrate::IntegratorKind::stability_limit`]), which is why Gear needs a step
-/// well below this one (half of it in the shipped scenarios' advice).
-#[must_use]
-pub fn critical_time_step(
-    model: &dyn ForceModel,
-    min_mass: f64,
-    max_area: f64,
-    min_length: f64,
-) -> f64 {
-    let stiffness = model.normal_stiffness(max_area, min_length);
-    0.1 * std::f64::consts::PI * (0.5 * min_mass / stiffness).sqrt()
+    /// The damping ratio ζ of the normal dashpot (zero without one): with the stiffness,
+    /// what the integrator's stable step depends on ([`critical_time_step`]).
+    fn damping_ratio(&self) -> f64 {
+        0.0
+    }
 }

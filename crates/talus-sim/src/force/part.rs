@@ -75,6 +75,11 @@ pub trait Part: Send + Sync {
     fn normal_stiffness(&self, _area: f64, _length: f64) -> Option<f64> {
         None
     }
+
+    /// For a damping part: the damping ratio ζ of its dashpot.
+    fn damping_ratio(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// A registered part: its role, name, documentation, coefficients and constructor. Each
@@ -194,6 +199,13 @@ impl ForceModel for ComposedLaw {
         self.parts
             .first()
             .and_then(|(p, _)| p.normal_stiffness(area, length))
+            .unwrap_or(0.0)
+    }
+
+    fn damping_ratio(&self) -> f64 {
+        self.parts
+            .iter()
+            .find_map(|(p, _)| p.damping_ratio())
             .unwrap_or(0.0)
     }
 }
