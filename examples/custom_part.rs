@@ -98,6 +98,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         tangential: Some(PartSpec::new("spring", &[("friction", 0.6)])),
         twisting: Some(PartSpec::new("spring", &[("friction", 0.6)])),
         rolling: Some(PartSpec::new("epsd", &[("rolling_friction", 0.1)])),
+        cohesion: None,
     });
     let out = std::env::temp_dir().join("talus-custom-part");
     let _ = std::fs::remove_dir_all(&out);

@@ -234,6 +234,7 @@ pub fn pair_law(
                 parts.tangential.as_mut(),
                 parts.twisting.as_mut(),
                 parts.rolling.as_mut(),
+                parts.cohesion.as_mut(),
             ]
             .into_iter()
             .flatten()
@@ -387,6 +388,7 @@ mod tests {
             tangential: Some(PartSpec::new("spring", &[("friction", 0.6)])),
             twisting: Some(PartSpec::new("spring", &[("friction", 0.4)])),
             rolling: None,
+            cohesion: None,
         });
         let (law, table) = pair_law(&registry, &s, 1, 1);
         let parts = law.parts.unwrap();

@@ -184,6 +184,9 @@ pub struct PartsSpec {
     /// The rolling resistance (`epsd`); default none.
     #[serde(default)]
     pub rolling: Option<PartSpec>,
+    /// The cohesion (`capillary`, `area`); default none.
+    #[serde(default)]
+    pub cohesion: Option<PartSpec>,
 }
 
 /// One part: its registered name in its role and its coefficients.
@@ -221,6 +224,7 @@ impl PartsSpec {
             (Role::Tangential, self.tangential.as_ref()),
             (Role::Twisting, self.twisting.as_ref()),
             (Role::Rolling, self.rolling.as_ref()),
+            (Role::Cohesion, self.cohesion.as_ref()),
         ]
         .into_iter()
         .filter_map(|(role, p)| p.map(|p| (role, p)))

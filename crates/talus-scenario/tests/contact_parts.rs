@@ -52,6 +52,7 @@ fn as_parts(spec: &mut ForceModelSpec) {
         tangential: Some(PartSpec::new("spring", &[("friction", 0.6)])),
         twisting: None,
         rolling: None,
+        cohesion: None,
     });
 }
 

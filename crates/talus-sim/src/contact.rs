@@ -9,8 +9,8 @@
 
 use talus_geom::glam::DVec3;
 use talus_geom::{
-    ConvexPolyhedron, FeatureCache, Overlap, OverlapHint, Pose, overlap_coherent,
-    overlap_half_space,
+    ConvexPolyhedron, FeatureCache, Overlap, OverlapHint, Pose, Proximity, closest_features,
+    overlap_coherent, overlap_half_space,
 };
 
 use crate::broad::{PairEvents, ProxyPair};
@@ -225,11 +225,36 @@ pub(crate) fn evaluate(
         }
         _ => None,
     };
-    let Some(overlap) = overlap else {
-        contact.touching = false;
-        return None;
+    let (overlap, gap) = match overlap {
+        Some(overlap) => (overlap, 0.0),
+        None => {
+            contact.touching = false;
+            let range = model.range();
+            if range <= 0.0 {
+                return None;
+            }
+            // A law that reaches across a gap: the pair up to its range, its history
+            // forgotten beyond.
+            match separation(contact, a, b) {
+                Some((overlap, gap)) if gap <= range => (overlap, gap),
+                _ => {
+                    contact.history.as_mut_slice().fill(0.0);
+                    return None;
+                }
+            }
+        }
     };
-    let new_contact = !contact.touching;
+    let patch = match (a.solid, b.solid) {
+        _ if gap > 0.0 || !model.needs_patch() => overlap.centroid,
+        (Solid::Polyhedron(pa), Solid::HalfSpace(n)) => {
+            cross_section_centroid(pa, &a.pose, n, b.pose.position).unwrap_or(overlap.centroid)
+        }
+        (Solid::HalfSpace(n), Solid::Polyhedron(pb)) => {
+            cross_section_centroid(pb, &b.pose, n, a.pose.position).unwrap_or(overlap.centroid)
+        }
+        _ => overlap.centroid,
+    };
+    let new_contact = gap == 0.0 && !contact.touching;
     if new_contact {
         contact.history.as_mut_slice().fill(0.0);
         contact.touching = true;
@@ -252,6 +277,8 @@ pub(crate) fn evaluate(
         length,
         dt,
         new_contact,
+        gap,
+        patch,
     };
     let load = model.load(&input, contact.history.as_mut_slice());
     let depth = if overlap.area > 0.0 {
@@ -267,6 +294,122 @@ pub(crate) fn evaluate(
         point: overlap.centroid,
         depth_ratio: depth / size,
     })
+}
+
+/// Two bodies that do not overlap: an overlap of no volume at the middle of their closest
+/// points, its normal from `a`'s closest point to `b`'s, and the gap between them; `None` for
+/// a pair without a distance (an absent body, or two that touch without a direction).
+fn separation(contact: &mut Contact, a: &BodyView, b: &BodyView) -> Option<(Overlap, f64)> {
+    let (point_a, point_b) = match (a.solid, b.solid) {
+        (Solid::Polyhedron(pa), Solid::Polyhedron(pb)) => {
+            match closest_features(pa, &a.pose, pb, &b.pose, &mut contact.features) {
+                Proximity::Separated {
+                    point_a, point_b, ..
+                } => (point_a, point_b),
+                Proximity::Penetrating { .. } => return None,
+            }
+        }
+        (Solid::Polyhedron(pa), Solid::HalfSpace(n)) => {
+            let lowest = lowest_vertex(pa, &a.pose, n, b.pose.position);
+            (lowest, lowest - n * n.dot(lowest - b.pose.position))
+        }
+        (Solid::HalfSpace(n), Solid::Polyhedron(pb)) => {
+            let lowest = lowest_vertex(pb, &b.pose, n, a.pose.position);
+            (lowest - n * n.dot(lowest - a.pose.position), lowest)
+        }
+        _ => return None,
+    };
+    let between = point_b - point_a;
+    let gap = between.length();
+    let normal = between.try_normalize()?;
+    Some((
+        Overlap {
+            volume: 0.0,
+            centroid: 0.5 * (point_a + point_b),
+            normal,
+            area: 0.0,
+        },
+        gap,
+    ))
+}
+
+/// The point of `body` at `pose` nearest the plane through `point` with unit normal `n`:
+/// its lowest vertex, or the middle of its lowest vertices when several lie level (a face
+/// parallel to the plane), so that a pull there does not turn it.
+fn lowest_vertex(body: &ConvexPolyhedron, pose: &Pose, n: DVec3, point: DVec3) -> DVec3 {
+    let height = |v: DVec3| n.dot(v - point);
+    let lowest = body
+        .vertices()
+        .iter()
+        .map(|&v| height(pose.transform_point(v)))
+        .fold(f64::INFINITY, f64::min);
+    let level = lowest + 1e-9 * body.diameter_bound();
+    let (sum, count) = body
+        .vertices()
+        .iter()
+        .map(|&v| pose.transform_point(v))
+        .filter(|&v| height(v) <= level)
+        .fold((DVec3::ZERO, 0.0), |(s, c), v| (s + v, c + 1.0));
+    if count > 0.0 {
+        sum / count
+    } else {
+        pose.position
+    }
+}
+
+/// The centroid of the section of `body` at `pose` by the plane through `point` with unit
+/// normal `n` (the patch of a contact with that wall), or `None` when the plane misses it.
+fn cross_section_centroid(
+    body: &ConvexPolyhedron,
+    pose: &Pose,
+    n: DVec3,
+    point: DVec3,
+) -> Option<DVec3> {
+    thread_local! {
+        static CORNERS: std::cell::RefCell<Vec<DVec3>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    CORNERS.with(|c| section_centroid(body, pose, n, point, &mut c.borrow_mut()))
+}
+
+/// [`cross_section_centroid`] with a buffer for the section's corners.
+fn section_centroid(
+    body: &ConvexPolyhedron,
+    pose: &Pose,
+    n: DVec3,
+    point: DVec3,
+    corners: &mut Vec<DVec3>,
+) -> Option<DVec3> {
+    let height = |v: DVec3| n.dot(v - point);
+    corners.clear();
+    for e in body.edges() {
+        let (p, q) = (
+            pose.transform_point(body.vertices()[e[0] as usize]),
+            pose.transform_point(body.vertices()[e[1] as usize]),
+        );
+        let (hp, hq) = (height(p), height(q));
+        if (hp < 0.0) != (hq < 0.0) {
+            corners.push(p + (q - p) * (hp / (hp - hq)));
+        }
+    }
+    if corners.len() < 3 {
+        return None;
+    }
+    // The section is convex: its corners in order of angle about their mean, then a fan.
+    let mean = corners.iter().copied().sum::<DVec3>() / corners.len() as f64;
+    let u = (corners[0] - mean).try_normalize()?;
+    let v = n.cross(u);
+    corners.sort_by(|p, q| {
+        let angle = |x: &DVec3| (*x - mean).dot(v).atan2((*x - mean).dot(u));
+        angle(p).total_cmp(&angle(q))
+    });
+    let (mut area, mut moment) = (0.0, DVec3::ZERO);
+    for i in 0..corners.len() {
+        let (p, q) = (corners[i], corners[(i + 1) % corners.len()]);
+        let triangle = 0.5 * (p - mean).cross(q - mean).dot(n).abs();
+        area += triangle;
+        moment += triangle * (mean + p + q) / 3.0;
+    }
+    (area > 0.0).then(|| moment / area)
 }
 
 /// The same overlap seen from the other body.

@@ -66,6 +66,11 @@ impl ContactLaws {
         }
     }
 
+    /// The largest range of the laws ([`ForceModel::range`]).
+    pub fn range(&self) -> f64 {
+        self.all().map(ForceModel::range).fold(0.0, f64::max)
+    }
+
     /// Every law: the default first, then the pairs'.
     pub fn all(&self) -> impl Iterator<Item = &dyn ForceModel> {
         self.default

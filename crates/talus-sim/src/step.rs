@@ -227,7 +227,8 @@ impl World {
     /// Stage 2: a bounding box per grain, grown by the margin, and per wall at its pose at
     /// the end of the step.
     fn bounds(&mut self, t_end: f64) {
-        let margin = self.params.margin;
+        // A law that reaches across a gap (a liquid bridge) needs the pairs that close.
+        let margin = self.params.margin.max(0.5 * self.laws.range());
         let bounding = self.params.bounding;
         let mut grain_region: Option<Aabb> = None;
         for (slot, entity) in self.slots.iter().enumerate() {

@@ -1,9 +1,9 @@
 //! Contact force models (design §5): how the overlap of two grains turns into a force.
 //!
 //! A model receives the geometry of one contact ([`ContactInput`]: overlap volume,
-//! centroid, normal and area from `talus_geom::overlap`, the relative velocity at the
-//! centroid and the relative angular velocity, the pair's effective mass and characteristic
-//! length) and its per-contact history, and returns a [`ContactLoad`]: the force on the
+//! centroid, normal and area from `talus_geom::overlap`, or the gap for a law that reaches
+//! across one, the relative velocity at the centroid and the relative angular velocity, the
+//! pair's effective mass and characteristic length) and its per-contact history, and returns a [`ContactLoad`]: the force on the
 //! second grain of the pair, applied at the overlap's centroid, and a torque on it (a
 //! couple: twisting or rolling resistance); the first grain feels the opposite of both.
 //!
@@ -18,6 +18,7 @@
 //! assert_eq!(model.name(), "volumetric");
 //! ```
 
+mod cohesion;
 mod damping;
 mod energy;
 mod friction;
@@ -29,6 +30,7 @@ mod volumetric;
 mod yade;
 
 pub use crate::kind::{GrainKind, critical_time_step};
+pub use cohesion::{AreaCohesion, CapillaryBridge};
 pub use damping::{RestitutionDamping, damping_ratio};
 pub use energy::FengNormal;
 pub use friction::TangentialSpring;
@@ -64,6 +66,15 @@ pub struct ContactInput {
     pub dt: f64,
     /// Whether this is the first step of the contact (its history is fresh).
     pub new_contact: bool,
+    /// The distance between the grains when they do not touch (zero when they do): a law
+    /// with a range ([`ForceModel::range`]) meets pairs up to that far apart, with an
+    /// overlap of no volume and no area at the middle of their closest points, its normal
+    /// from the first grain's closest point to the second's.
+    pub gap: f64,
+    /// The centroid of the contact patch, where a force spread evenly over the contact's
+    /// area (a cohesion) acts: the cross-section at the wall's plane against a wall, the
+    /// middle of the closest points across a gap, the overlap's centroid between two grains.
+    pub patch: DVec3,
 }
 
 impl ContactInput {
@@ -130,5 +141,18 @@ pub trait ForceModel: Send + Sync {
     /// what the integrator's stable step depends on ([`critical_time_step`]).
     fn damping_ratio(&self) -> f64 {
         0.0
+    }
+
+    /// The largest gap between two bodies at which the law still acts (a liquid bridge's
+    /// rupture distance); zero for a law of touching bodies only. Bounding boxes are grown
+    /// to find such pairs, and a pair beyond the range forgets its history.
+    fn range(&self) -> f64 {
+        0.0
+    }
+
+    /// Whether the law reads [`ContactInput::patch`] (else it may be left at the overlap's
+    /// centroid, saving its computation).
+    fn needs_patch(&self) -> bool {
+        false
     }
 }

@@ -1,6 +1,6 @@
 //! Contact laws made of parts (LIGGGHTS' and LAMMPS `pair granular`'s sub-models): a normal
-//! law, a normal damping, a tangential law, a twisting and a rolling resistance, each a
-//! [`Part`] with its own coefficients and history, met in that order for every contact,
+//! law, a normal damping, a tangential law, a twisting and a rolling resistance and a
+//! cohesion, each a [`Part`] with its own coefficients and history, met in that order for every contact,
 //! each reading what the parts before it found ([`Partial`]). A [`ComposedLaw`] is a [`ForceModel`]; the built-in models are
 //! presets of parts (see the registry).
 
@@ -24,6 +24,8 @@ pub enum Role {
     Twisting,
     /// A couple about an axis in the tangent plane against the relative rolling.
     Rolling,
+    /// An attraction along the normal (a liquid bridge, dry adhesion).
+    Cohesion,
 }
 
 impl Role {
@@ -36,6 +38,7 @@ impl Role {
             Role::Tangential => "tangential",
             Role::Twisting => "twisting",
             Role::Rolling => "rolling",
+            Role::Cohesion => "cohesion",
         }
     }
 }
@@ -55,6 +58,9 @@ pub struct Partial {
     pub tangential: DVec3,
     /// A couple on the second grain.
     pub torque: DVec3,
+    /// An attraction along the normal, pulling the grains together (from the cohesion
+    /// part); it does not count towards the friction limits, which follow `normal`.
+    pub cohesion: f64,
 }
 
 /// One part of a contact law.
@@ -79,6 +85,11 @@ pub trait Part: Send + Sync {
     /// For a damping part: the damping ratio ζ of its dashpot.
     fn damping_ratio(&self) -> Option<f64> {
         None
+    }
+
+    /// The largest gap at which the part acts (see [`ForceModel::range`]).
+    fn range(&self) -> f64 {
+        0.0
     }
 }
 
@@ -189,7 +200,8 @@ impl ForceModel for ComposedLaw {
             part.apply(contact, &mut partial, &mut history[*start..end]);
         }
         ContactLoad {
-            force: contact.overlap.normal * partial.normal + partial.tangential,
+            force: contact.overlap.normal * (partial.normal - partial.cohesion)
+                + partial.tangential,
             torque: partial.torque,
         }
     }
@@ -207,6 +219,17 @@ impl ForceModel for ComposedLaw {
             .iter()
             .find_map(|(p, _)| p.damping_ratio())
             .unwrap_or(0.0)
+    }
+
+    fn range(&self) -> f64 {
+        self.parts
+            .iter()
+            .map(|(p, _)| p.range())
+            .fold(0.0, f64::max)
+    }
+
+    fn needs_patch(&self) -> bool {
+        self.parts.iter().any(|(p, _)| p.role() == Role::Cohesion)
     }
 }
 
@@ -299,6 +322,8 @@ mod tests {
             length: 1e-3,
             dt: 1e-5,
             new_contact: false,
+            gap: 0.0,
+            patch: DVec3::ZERO,
         };
         let mut history = [0.0; 5];
         law.load(&input, &mut history);

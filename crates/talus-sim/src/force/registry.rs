@@ -8,7 +8,7 @@ use super::ForceModel;
 use super::damping::RESTITUTION;
 use super::friction::{FRICTION, TANGENTIAL_RATIO};
 use super::part::{ComposedLaw, Part, PartEntry, Role};
-use super::{damping, energy, friction, rolling, twisting, volumetric, yade};
+use super::{cohesion, damping, energy, friction, rolling, twisting, volumetric, yade};
 
 /// Named coefficients of a force model, as read from a scenario file.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -244,7 +244,7 @@ const BUILT_IN: [ModelEntry; 3] = [
 ];
 
 /// The built-in parts.
-const BUILT_IN_PARTS: [PartEntry; 8] = [
+const BUILT_IN_PARTS: [PartEntry; 10] = [
     volumetric::ENTRY,
     yade::NORMAL_ENTRY,
     energy::ENTRY,
@@ -253,6 +253,8 @@ const BUILT_IN_PARTS: [PartEntry; 8] = [
     yade::SHEAR_ENTRY,
     twisting::ENTRY,
     rolling::ENTRY,
+    cohesion::CAPILLARY_ENTRY,
+    cohesion::AREA_ENTRY,
 ];
 
 /// One part of a law to build: its role, its name and its coefficients.

@@ -103,6 +103,8 @@ mod tests {
             length: 0.01,
             dt: 1e-4,
             new_contact: false,
+            gap: 0.0,
+            patch: DVec3::ZERO,
         }
     }
 
