@@ -293,7 +293,7 @@ pub fn list_models() -> Result<ExitCode, String> {
     }
     println!();
     println!(
-        "parts (force_model: (name: …, parts: (normal: (name: …, coefficients: {{…}}), damping: …, tangential: …, twisting: …, rolling: …))):"
+        "parts (force_model: (name: …, parts: (normal: (name: …, coefficients: {{…}}), damping: …, tangential: …, twisting: …, rolling: …, cohesion: …))):"
     );
     for entry in registry.part_entries() {
         println!(

@@ -42,7 +42,9 @@ pub use hull::{COORDINATE_LIMIT, FLATNESS_TOLERANCE, HULL_TOLERANCE, MIN_VOLUME_
 pub use mass::MassProperties;
 pub use overlap::{Overlap, OverlapHint, overlap, overlap_coherent, overlap_with_hint};
 pub use overlap_half_space::overlap_half_space;
-pub use polyhedron::{ConvexPolyhedron, Face, HalfEdge, VertexHalfEdges, polygon_area_vector};
+pub use polyhedron::{
+    ConvexPolyhedron, Face, HalfEdge, VertexHalfEdges, polygon_area_and_moment, polygon_area_vector,
+};
 pub use pose::Pose;
 pub use proximity::Proximity;
 pub use segment::{closest_on_segment, closest_segment_segment};

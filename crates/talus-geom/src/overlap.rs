@@ -31,7 +31,7 @@ use crate::closest::closest_features_with;
 use crate::feature::{Feature, FeatureCache};
 use crate::iso::Iso;
 use crate::overlap_trace::{Crossing, PartFace, Trace, trace};
-use crate::polyhedron::{ConvexPolyhedron, polygon_area_vector};
+use crate::polyhedron::{ConvexPolyhedron, polygon_area_and_moment, polygon_area_vector};
 use crate::pose::Pose;
 
 /// The overlap of two penetrating grains.
@@ -48,6 +48,11 @@ pub struct Overlap {
     /// Projected contact area: the length of that vector area (0 when one grain lies wholly
     /// inside the other).
     pub area: f64,
+    /// The moment `∫ (x − centroid) × dS` of that surface about the centroid, world frame: a
+    /// uniform pressure p on the contact exerts on b the force `p · area · normal` at the
+    /// centroid and the couple `p · area_moment` (the same for any surface spanning the rim
+    /// of the contact, so for b's surface inside A too).
+    pub area_moment: DVec3,
 }
 
 /// A candidate face in B's frame: its plane `normal · x = offset` and a sphere around it.
@@ -456,8 +461,7 @@ fn assemble(
         w.points_a.clear();
         w.points_a.extend(w.tagged.iter().map(|&(x, _)| x));
         sums.add(&w.points_a);
-        let vector_area = polygon_area_vector(&w.points_a);
-        sums.contact_area += vector_area;
+        let vector_area = sums.add_contact(&w.points_a);
         magnitude += vector_area.length();
     }
     let mut closure = DVec3::ZERO;
@@ -689,7 +693,7 @@ fn intersect(
             w.kept_a.push(f);
             let part = w.clipper.part();
             sums.add(part);
-            sums.contact_area += polygon_area_vector(part);
+            sums.add_contact(part);
         }
     }
     for (k, &g) in w.faces_b.iter().enumerate() {
@@ -887,11 +891,13 @@ fn finish(
     };
     let centroid_b = sums.reference + sums.moment / (4.0 * sums.six_volume);
     let rotation_b = pose_b.rotation_matrix();
+    let area_moment = sums.contact_moment - (centroid_b - sums.reference).cross(sums.contact_area);
     Some(Overlap {
         volume,
         centroid: rotation_b * centroid_b + pose_b.position,
         normal: (rotation_b * direction).normalize(),
         area,
+        area_moment: rotation_b * area_moment,
     })
 }
 
@@ -1130,9 +1136,20 @@ struct BoundarySums {
     six_volume: f64,
     moment: DVec3,
     contact_area: DVec3,
+    /// The moment of A's surface inside B about the reference point.
+    contact_moment: DVec3,
 }
 
 impl BoundarySums {
+    /// Adds a part of A's surface inside B (after [`BoundarySums::add`] has set the
+    /// reference point) to the contact's vector area and moment; returns its vector area.
+    fn add_contact(&mut self, polygon: &[DVec3]) -> DVec3 {
+        let (area, moment) = polygon_area_and_moment(polygon, self.reference);
+        self.contact_area += area;
+        self.contact_moment += moment;
+        area
+    }
+
     /// Adds the cone from the reference point over an outward polygon: tetrahedra
     /// (r, p0, pk, pk+1) with signed volume det/6 and centroid (r + p0 + pk + pk+1)/4.
     fn add(&mut self, polygon: &[DVec3]) {

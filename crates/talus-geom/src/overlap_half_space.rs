@@ -10,7 +10,7 @@
 use glam::DVec3;
 
 use crate::overlap::Overlap;
-use crate::polyhedron::{ConvexPolyhedron, polygon_area_vector};
+use crate::polyhedron::{ConvexPolyhedron, polygon_area_and_moment};
 use crate::pose::Pose;
 
 /// The overlap of `poly` at `pose` with the half-space `{x : normal · (x − point) ≤ 0}`
@@ -79,6 +79,7 @@ fn overlap_with(
     let mut six_volume = 0.0;
     let mut moment = DVec3::ZERO;
     let mut area = DVec3::ZERO;
+    let mut area_moment = DVec3::ZERO;
     for f in 0..poly.faces().len() {
         clipped.clear();
         // Each edge (i, j) of the face in turn, the last one closing the loop.
@@ -104,7 +105,9 @@ fn overlap_with(
         if clipped.len() < 3 {
             continue;
         }
-        area += polygon_area_vector(clipped);
+        let (part, part_moment) = polygon_area_and_moment(clipped, reference);
+        area += part;
+        area_moment += part_moment;
         let p0 = clipped[0] - reference;
         for k in 1..clipped.len() - 1 {
             let (p, q) = (clipped[k] - reference, clipped[k + 1] - reference);
@@ -117,11 +120,13 @@ fn overlap_with(
     if volume.is_nan() || volume <= 0.0 {
         return None;
     }
+    let centroid = reference + moment / (4.0 * six_volume);
     Some(Overlap {
         volume,
-        centroid: reference + moment / (4.0 * six_volume),
+        centroid,
         normal: -normal,
         area: area.length(),
+        area_moment: area_moment - (centroid - reference).cross(area),
     })
 }
 
@@ -129,6 +134,53 @@ fn overlap_with(
 mod tests {
     use super::*;
     use crate::generate;
+    use crate::polyhedron::polygon_area_vector;
+
+    #[test]
+    fn the_contact_moment_is_the_caps() {
+        // The clipped faces and the cap in the plane span the same rim: their moments about
+        // the centroid are the same. The cap: where the plane cuts the edges, in order.
+        let grain = generate::dodecahedron(1.0).unwrap();
+        let normal = DVec3::new(0.2, -0.1, 1.0).normalize();
+        let pose = Pose::new(
+            DVec3::new(0.4, 0.1, 1.0),
+            glam::DQuat::from_euler(glam::EulerRot::XYZ, 0.3, 0.7, -0.4),
+        );
+        let o = overlap_half_space(&grain, &pose, normal, DVec3::ZERO).unwrap();
+        let mut cap: Vec<DVec3> = grain
+            .edges()
+            .iter()
+            .filter_map(|e| {
+                let (p, q) = (
+                    pose.transform_point(grain.vertices()[e[0] as usize]),
+                    pose.transform_point(grain.vertices()[e[1] as usize]),
+                );
+                let (hp, hq) = (normal.dot(p), normal.dot(q));
+                ((hp < 0.0) != (hq < 0.0)).then(|| p + (q - p) * (hp / (hp - hq)))
+            })
+            .collect();
+        let mean = cap.iter().copied().sum::<DVec3>() / cap.len() as f64;
+        let u = (cap[0] - mean).normalize();
+        let v = normal.cross(u);
+        cap.sort_by(|p, q| {
+            let angle = |x: &DVec3| (*x - mean).dot(v).atan2((*x - mean).dot(u));
+            angle(p).total_cmp(&angle(q))
+        });
+        let (area, moment) = polygon_area_and_moment(&cap, o.centroid);
+        // Oriented as the contact: along the overlap's normal.
+        let moment = if area.dot(o.normal) < 0.0 {
+            -moment
+        } else {
+            moment
+        };
+        assert!((area.length() - o.area).abs() < 1e-12);
+        assert!(
+            (o.area_moment - moment).length() < 1e-12,
+            "{:?} vs {moment:?}",
+            o.area_moment
+        );
+        assert!(moment.length() > 1e-3, "a tilted cut has a moment");
+    }
 
     #[test]
     fn a_cube_sunk_into_a_floor() {

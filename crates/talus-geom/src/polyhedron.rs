@@ -587,6 +587,22 @@ impl Iterator for VertexHalfEdges<'_> {
     }
 }
 
+/// The vector area of a planar polygon and its moment `∫ (x − about) × dS` about `about`
+/// (fan triangles from the first corner, each's area vector at its centroid).
+#[must_use]
+pub fn polygon_area_and_moment(polygon: &[DVec3], about: DVec3) -> (DVec3, DVec3) {
+    let origin = polygon[0];
+    let (mut sum, mut moment) = (DVec3::ZERO, DVec3::ZERO);
+    for k in 1..polygon.len().saturating_sub(1) {
+        let (p, q) = (polygon[k] - origin, polygon[k + 1] - origin);
+        let twice = p.cross(q);
+        sum += twice;
+        moment += ((origin - about) + (p + q) / 3.0).cross(0.5 * twice);
+    }
+    // The area as [`polygon_area_vector`] sums it, to the last bit.
+    (0.5 * sum, moment)
+}
+
 /// Vector area of a polygon (half the sum of the cross products of a fan): its direction is
 /// the normal by the right-hand rule, its length the area.
 #[must_use]

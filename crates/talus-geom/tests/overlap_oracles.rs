@@ -6,7 +6,8 @@ mod common;
 use rand::Rng;
 use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{
-    ConvexPolyhedron, FeatureCache, Pose, closest_features, generate, overlap, polygon_area_vector,
+    ConvexPolyhedron, FeatureCache, Pose, closest_features, generate, overlap,
+    polygon_area_and_moment, polygon_area_vector,
 };
 
 use common::{random_rotation, rng};
@@ -213,6 +214,24 @@ fn cube_against_a_rotated_copy_matches_the_hull_of_its_corners() {
     }
 }
 
+/// Moment `∫ (x − about) × dS` of the part of ∂A inside B, the same way.
+fn area_moment_oracle(
+    a: &ConvexPolyhedron,
+    pa: &Pose,
+    b: &ConvexPolyhedron,
+    pb: &Pose,
+    about: DVec3,
+) -> DVec3 {
+    let (_, _, faces_a) = placed(a, pa);
+    let (_, planes_b, _) = placed(b, pb);
+    faces_a
+        .into_iter()
+        .map(|f| clip(f, &planes_b))
+        .filter(|p| p.len() >= 3)
+        .map(|p| polygon_area_and_moment(&p, about).1)
+        .sum()
+}
+
 #[test]
 fn random_grains_match_oracles_and_swap_symmetry() {
     let mut r = rng(63);
@@ -263,6 +282,16 @@ fn random_grains_match_oracles_and_swap_symmetry() {
                 );
                 let s = vector_area_oracle(a, &pa, b, &pb);
                 assert!((x.area - s.length()).abs() < 1e-10 * (1.0 + x.area));
+                // The contact surface's moment: against clipping every face, and the same
+                // from B's side (the two parts close the overlap's surface, whose moment
+                // vanishes).
+                let m = area_moment_oracle(a, &pa, b, &pb, x.centroid);
+                assert!(
+                    (x.area_moment - m).length() < 1e-9 * (1.0 + m.length()),
+                    "{:?} vs {m:?}",
+                    x.area_moment
+                );
+                assert!((x.area_moment + y.area_moment).length() < 1e-9 * (1.0 + m.length()));
                 checked += 1;
             }
             (None, None) => {

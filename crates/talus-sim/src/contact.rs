@@ -244,16 +244,6 @@ pub(crate) fn evaluate(
             }
         }
     };
-    let patch = match (a.solid, b.solid) {
-        _ if gap > 0.0 || !model.needs_patch() => overlap.centroid,
-        (Solid::Polyhedron(pa), Solid::HalfSpace(n)) => {
-            cross_section_centroid(pa, &a.pose, n, b.pose.position).unwrap_or(overlap.centroid)
-        }
-        (Solid::HalfSpace(n), Solid::Polyhedron(pb)) => {
-            cross_section_centroid(pb, &b.pose, n, a.pose.position).unwrap_or(overlap.centroid)
-        }
-        _ => overlap.centroid,
-    };
     let new_contact = gap == 0.0 && !contact.touching;
     if new_contact {
         contact.history.as_mut_slice().fill(0.0);
@@ -278,7 +268,6 @@ pub(crate) fn evaluate(
         dt,
         new_contact,
         gap,
-        patch,
     };
     let load = model.load(&input, contact.history.as_mut_slice());
     let depth = if overlap.area > 0.0 {
@@ -328,6 +317,7 @@ fn separation(contact: &mut Contact, a: &BodyView, b: &BodyView) -> Option<(Over
             centroid: 0.5 * (point_a + point_b),
             normal,
             area: 0.0,
+            area_moment: DVec3::ZERO,
         },
         gap,
     ))
@@ -357,65 +347,12 @@ fn lowest_vertex(body: &ConvexPolyhedron, pose: &Pose, n: DVec3, point: DVec3) -
     }
 }
 
-/// The centroid of the section of `body` at `pose` by the plane through `point` with unit
-/// normal `n` (the patch of a contact with that wall), or `None` when the plane misses it.
-fn cross_section_centroid(
-    body: &ConvexPolyhedron,
-    pose: &Pose,
-    n: DVec3,
-    point: DVec3,
-) -> Option<DVec3> {
-    thread_local! {
-        static CORNERS: std::cell::RefCell<Vec<DVec3>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
-    CORNERS.with(|c| section_centroid(body, pose, n, point, &mut c.borrow_mut()))
-}
-
-/// [`cross_section_centroid`] with a buffer for the section's corners.
-fn section_centroid(
-    body: &ConvexPolyhedron,
-    pose: &Pose,
-    n: DVec3,
-    point: DVec3,
-    corners: &mut Vec<DVec3>,
-) -> Option<DVec3> {
-    let height = |v: DVec3| n.dot(v - point);
-    corners.clear();
-    for e in body.edges() {
-        let (p, q) = (
-            pose.transform_point(body.vertices()[e[0] as usize]),
-            pose.transform_point(body.vertices()[e[1] as usize]),
-        );
-        let (hp, hq) = (height(p), height(q));
-        if (hp < 0.0) != (hq < 0.0) {
-            corners.push(p + (q - p) * (hp / (hp - hq)));
-        }
-    }
-    if corners.len() < 3 {
-        return None;
-    }
-    // The section is convex: its corners in order of angle about their mean, then a fan.
-    let mean = corners.iter().copied().sum::<DVec3>() / corners.len() as f64;
-    let u = (corners[0] - mean).try_normalize()?;
-    let v = n.cross(u);
-    corners.sort_by(|p, q| {
-        let angle = |x: &DVec3| (*x - mean).dot(v).atan2((*x - mean).dot(u));
-        angle(p).total_cmp(&angle(q))
-    });
-    let (mut area, mut moment) = (0.0, DVec3::ZERO);
-    for i in 0..corners.len() {
-        let (p, q) = (corners[i], corners[(i + 1) % corners.len()]);
-        let triangle = 0.5 * (p - mean).cross(q - mean).dot(n).abs();
-        area += triangle;
-        moment += triangle * (mean + p + q) / 3.0;
-    }
-    (area > 0.0).then(|| moment / area)
-}
-
 /// The same overlap seen from the other body.
 fn flip(o: Overlap) -> Overlap {
+    // The other body's surface inside this one spans the same rim the other way round.
     Overlap {
         normal: -o.normal,
+        area_moment: -o.area_moment,
         ..o
     }
 }

@@ -131,6 +131,73 @@ fn head_on_collision_restitution() {
 }
 
 #[test]
+fn the_undamped_preset_collides_elastically() {
+    // volumetric_yade has no damping part: a head-on collision keeps its energy (volumetric
+    // gives the restitution asked for: head_on_collision_restitution).
+    let yade = model("volumetric_yade", &[("kn", 1e9), ("ks", 1e8)]);
+    let (measured, energy) = head_on_with(yade, IntegratorKind::Verlet);
+    assert!(
+        (energy - 1.0).abs() < 0.01 && (measured - 1.0).abs() < 0.01,
+        "volumetric_yade: kinetic energy ratio {energy}, e {measured}"
+    );
+}
+
+#[test]
+fn energy_conserving_keeps_the_energy_of_an_oblique_spinning_collision() {
+    // Two cubes turned to meet corner to face, off centre and spinning: Feng's law has a
+    // potential, so without damping and friction the kinetic energy, translation and
+    // rotation, is the same after the collision as before.
+    let (mut w, cube, quartz) = cube_world(
+        SimParams {
+            dt: 1e-6,
+            gravity: DVec3::ZERO,
+            ..SimParams::default()
+        },
+        0.01,
+    );
+    w.set_force_model(model(
+        "energy_conserving",
+        &[("stiffness", 1e7), ("exponent", 1.5), ("friction", 0.0)],
+    ))
+    .unwrap();
+    let mut a = GrainDesc::at_rest(cube, quartz, DVec3::new(-0.0075, 0.002, 0.001));
+    a.orientation = DQuat::from_euler(talus_geom::glam::EulerRot::XYZ, 0.3, 0.5, 0.2);
+    a.velocity = DVec3::new(0.5, 0.0, 0.0);
+    a.angular_velocity = DVec3::new(0.0, 5.0, 10.0);
+    let mut b = GrainDesc::at_rest(cube, quartz, DVec3::new(0.0075, 0.0, 0.0));
+    b.velocity = DVec3::new(-0.5, 0.0, 0.0);
+    let ids = [w.add_grain(a).unwrap(), w.add_grain(b).unwrap()];
+    let energy = |w: &World| {
+        ids.iter()
+            .map(|&i| {
+                let s = w.grain(i).unwrap();
+                let spin = s.pose.rotation.inverse() * s.angular_velocity;
+                0.5 * s.inertia.mass * s.velocity.length_squared()
+                    + 0.5 * (s.inertia.principal * spin * spin).element_sum()
+            })
+            .sum::<f64>()
+    };
+    let before = energy(&w);
+    let mut touched = false;
+    for _ in 0..40_000 {
+        let stats = w.step();
+        touched |= stats.contacts > 0;
+        if touched && stats.contacts == 0 {
+            break;
+        }
+    }
+    assert!(
+        touched && w.stats().contacts == 0,
+        "the cubes did not meet and part"
+    );
+    let after = energy(&w);
+    assert!(
+        (after - before).abs() < 1e-3 * before,
+        "kinetic energy {before} J before, {after} J after"
+    );
+}
+
+#[test]
 fn laws_composed_of_parts_collide_as_their_parts_say() {
     // A normal part alone is elastic: restitution 1, kinetic energy kept. With the
     // restitution damping added, the collision has the restitution asked for.

@@ -12,8 +12,8 @@
 //! * `area`: dry cohesion of a fine powder: an attraction `σ A` over the contact's area while
 //!   the grains overlap.
 //!
-//! Both pull the grains together, at the contact patch's centroid, without counting towards
-//! the friction limits.
+//! Both pull the grains together, spread evenly over the contact's area, without counting
+//! towards the friction limits.
 
 use std::f64::consts::PI;
 
@@ -92,14 +92,15 @@ impl Part for AreaCohesion {
     }
 }
 
-/// Adds an attraction of `force` along the normal acting at the contact patch's centroid:
-/// the law's force acts at the overlap's centroid, so the couple of the offset comes with
-/// it. (Acting at the overlap's centroid, which leans to the deeper side of a tilted
-/// contact, a pull would turn a grain it holds further over.)
+/// Adds an attraction of `force` along the normal spread evenly over the contact's area: at
+/// the overlap's centroid, with the couple of that tension over the contact surface. (All
+/// at the centroid, which leans to the deeper side of a tilted contact, a pull would turn a
+/// grain it holds further over.) Across a gap it acts at the middle of the closest points.
 fn pull(contact: &ContactInput, partial: &mut Partial, force: f64) {
     partial.cohesion += force;
-    let on_b = -contact.overlap.normal * force;
-    partial.torque += (contact.patch - contact.overlap.centroid).cross(on_b);
+    if contact.overlap.area > 0.0 {
+        partial.torque -= contact.overlap.area_moment * (force / contact.overlap.area);
+    }
 }
 
 fn contact_angle(x: f64) -> bool {

@@ -6,6 +6,9 @@
 //! `F = k S`: a pressure k acting on the projected contact area. With `exponent` p the energy
 //! is `w = k ℓ^{1−p} V^p / p`, giving `F = k (V/ℓ)^{p−1} S` (p = 1 the plain law; p = 2 a
 //! force growing with the overlap even at a constant contact area, as for two flat faces).
+//! The pressure acts on the whole contact surface: the force at the overlap's centroid, and
+//! the couple `w'(V) ∫ (x − c) × dS` of that pressure about it, without which a turning
+//! contact would gain or lose energy.
 //! Friction is the tangential spring of [`super::TangentialSpring`]; optional damping from a
 //! restitution below 1 as in `volumetric` (and then, of course, energy is not conserved).
 
@@ -36,7 +39,12 @@ impl Part for FengNormal {
         } else {
             (o.volume / contact.length).powf(self.exponent - 1.0)
         };
-        partial.normal = self.stiffness * scale * o.area;
+        // A pressure w'(V) on the contact surface: the force at the centroid and the couple
+        // of the pressure over the surface, the torque that conserves energy as the grains
+        // turn.
+        let pressure = self.stiffness * scale;
+        partial.normal = pressure * o.area;
+        partial.torque += o.area_moment * pressure;
         partial.stiffness = self.stiffness * o.area / contact.length;
     }
 

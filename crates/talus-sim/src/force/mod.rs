@@ -71,10 +71,6 @@ pub struct ContactInput {
     /// overlap of no volume and no area at the middle of their closest points, its normal
     /// from the first grain's closest point to the second's.
     pub gap: f64,
-    /// The centroid of the contact patch, where a force spread evenly over the contact's
-    /// area (a cohesion) acts: the cross-section at the wall's plane against a wall, the
-    /// middle of the closest points across a gap, the overlap's centroid between two grains.
-    pub patch: DVec3,
 }
 
 impl ContactInput {
@@ -148,11 +144,5 @@ pub trait ForceModel: Send + Sync {
     /// to find such pairs, and a pair beyond the range forgets its history.
     fn range(&self) -> f64 {
         0.0
-    }
-
-    /// Whether the law reads [`ContactInput::patch`] (else it may be left at the overlap's
-    /// centroid, saving its computation).
-    fn needs_patch(&self) -> bool {
-        false
     }
 }

@@ -227,10 +227,6 @@ impl ForceModel for ComposedLaw {
             .map(|(p, _)| p.range())
             .fold(0.0, f64::max)
     }
-
-    fn needs_patch(&self) -> bool {
-        self.parts.iter().any(|(p, _)| p.role() == Role::Cohesion)
-    }
 }
 
 #[cfg(test)]
@@ -315,6 +311,7 @@ mod tests {
                 centroid: DVec3::ZERO,
                 normal: DVec3::Z,
                 area: 1e-6,
+                area_moment: DVec3::ZERO,
             },
             relative_velocity: DVec3::ZERO,
             relative_angular_velocity: DVec3::ZERO,
@@ -323,7 +320,6 @@ mod tests {
             dt: 1e-5,
             new_contact: false,
             gap: 0.0,
-            patch: DVec3::ZERO,
         };
         let mut history = [0.0; 5];
         law.load(&input, &mut history);

@@ -96,6 +96,7 @@ mod tests {
                 centroid: DVec3::ZERO,
                 normal: DVec3::Z,
                 area: 1e-6,
+                area_moment: DVec3::ZERO,
             },
             relative_velocity: DVec3::ZERO,
             relative_angular_velocity: omega,
@@ -104,7 +105,6 @@ mod tests {
             dt: 1e-4,
             new_contact: false,
             gap: 0.0,
-            patch: DVec3::ZERO,
         }
     }
 
