@@ -289,22 +289,31 @@ pub(crate) fn evaluate(
 /// points, its normal from `a`'s closest point to `b`'s, and the gap between them; `None` for
 /// a pair without a distance (an absent body, or two that touch without a direction).
 fn separation(contact: &mut Contact, a: &BodyView, b: &BodyView) -> Option<(Overlap, f64)> {
-    let (point_a, point_b) = match (a.solid, b.solid) {
+    // The closest points, and where a force across the gap acts: the middle of the two
+    // bodies' nearest features, faces and edges taken whole, so that two faces parallel
+    // across the gap pull at their middles, not at whichever corner is found closest.
+    let (point_a, point_b, middle) = match (a.solid, b.solid) {
         (Solid::Polyhedron(pa), Solid::Polyhedron(pb)) => {
             match closest_features(pa, &a.pose, pb, &b.pose, &mut contact.features) {
                 Proximity::Separated {
                     point_a, point_b, ..
-                } => (point_a, point_b),
+                } => {
+                    let n = (point_b - point_a).try_normalize()?;
+                    let ends = (nearest(pa, &a.pose, n), nearest(pb, &b.pose, -n));
+                    (point_a, point_b, 0.5 * (ends.0 + ends.1))
+                }
                 Proximity::Penetrating { .. } => return None,
             }
         }
         (Solid::Polyhedron(pa), Solid::HalfSpace(n)) => {
-            let lowest = lowest_vertex(pa, &a.pose, n, b.pose.position);
-            (lowest, lowest - n * n.dot(lowest - b.pose.position))
+            let lowest = nearest(pa, &a.pose, -n);
+            let on_plane = lowest - n * n.dot(lowest - b.pose.position);
+            (lowest, on_plane, 0.5 * (lowest + on_plane))
         }
         (Solid::HalfSpace(n), Solid::Polyhedron(pb)) => {
-            let lowest = lowest_vertex(pb, &b.pose, n, a.pose.position);
-            (lowest - n * n.dot(lowest - a.pose.position), lowest)
+            let lowest = nearest(pb, &b.pose, -n);
+            let on_plane = lowest - n * n.dot(lowest - a.pose.position);
+            (on_plane, lowest, 0.5 * (lowest + on_plane))
         }
         _ => return None,
     };
@@ -314,7 +323,7 @@ fn separation(contact: &mut Contact, a: &BodyView, b: &BodyView) -> Option<(Over
     Some((
         Overlap {
             volume: 0.0,
-            centroid: 0.5 * (point_a + point_b),
+            centroid: middle,
             normal,
             area: 0.0,
             area_moment: DVec3::ZERO,
@@ -323,22 +332,21 @@ fn separation(contact: &mut Contact, a: &BodyView, b: &BodyView) -> Option<(Over
     ))
 }
 
-/// The point of `body` at `pose` nearest the plane through `point` with unit normal `n`:
-/// its lowest vertex, or the middle of its lowest vertices when several lie level (a face
-/// parallel to the plane), so that a pull there does not turn it.
-fn lowest_vertex(body: &ConvexPolyhedron, pose: &Pose, n: DVec3, point: DVec3) -> DVec3 {
-    let height = |v: DVec3| n.dot(v - point);
-    let lowest = body
+/// The middle of the vertices of `body` at `pose` that lie farthest along `direction` (to a
+/// billionth of its size): its nearest vertex, edge or face towards that side.
+fn nearest(body: &ConvexPolyhedron, pose: &Pose, direction: DVec3) -> DVec3 {
+    let reach = |v: DVec3| direction.dot(v);
+    let farthest = body
         .vertices()
         .iter()
-        .map(|&v| height(pose.transform_point(v)))
-        .fold(f64::INFINITY, f64::min);
-    let level = lowest + 1e-9 * body.diameter_bound();
+        .map(|&v| reach(pose.transform_point(v)))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let level = farthest - 1e-9 * body.diameter_bound();
     let (sum, count) = body
         .vertices()
         .iter()
         .map(|&v| pose.transform_point(v))
-        .filter(|&v| height(v) <= level)
+        .filter(|&v| reach(v) >= level)
         .fold((DVec3::ZERO, 0.0), |(s, c), v| (s + v, c + 1.0));
     if count > 0.0 {
         sum / count

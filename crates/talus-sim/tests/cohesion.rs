@@ -190,3 +190,38 @@ fn a_wet_grain_hangs_below_a_ceiling_when_the_bridge_outpulls_its_weight() {
     };
     assert!(dry(1.5).abs() < 1e-6 && dry(0.5) > 1e-2);
 }
+
+#[test]
+fn two_faces_parallel_across_a_bridge_pull_at_their_middles() {
+    // Two 1 mm cubes face to face part at ±0.25 m/s without gravity; the bridge between
+    // their faces pulls along the line of their centres: neither turns, and they leave
+    // with their momentum balanced.
+    let (edge, dt) = (1e-3, 5e-7);
+    let bridge = CapillaryBridge {
+        surface_tension: 0.072,
+        contact_angle: 0.0,
+        liquid_volume: 1e-11,
+    };
+    let (mut w, cube, quartz) = world(0.0, edge, dt, law(Box::new(bridge)));
+    let mut ids = Vec::new();
+    for side in [-1.0, 1.0] {
+        let mut d = GrainDesc::at_rest(cube, quartz, DVec3::X * side * (0.5 * edge - 5e-7));
+        d.velocity = DVec3::X * side * 0.25;
+        ids.push(w.add_grain(d).unwrap());
+    }
+    let mut bridged = 0;
+    for _ in 0..4000 {
+        bridged += usize::from(w.step().contacts > 0);
+    }
+    assert!(bridged > 100, "{bridged} steps with a bridge");
+    assert_eq!(w.stats().contacts, 0, "the bridge has ruptured");
+    let (a, b) = (w.grain(ids[0]).unwrap(), w.grain(ids[1]).unwrap());
+    assert!(
+        a.angular_velocity.length() < 1e-9 && b.angular_velocity.length() < 1e-9,
+        "spins {:?} {:?}",
+        a.angular_velocity,
+        b.angular_velocity
+    );
+    assert!((a.velocity + b.velocity).length() < 1e-12);
+    assert!(b.velocity.x < 0.25, "the bridge slowed them");
+}
