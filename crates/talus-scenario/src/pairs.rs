@@ -227,21 +227,8 @@ pub fn pair_law(
             }
         }
         Some(parts) => {
-            let mut maps = maps.into_iter();
-            for slot in [
-                Some(&mut parts.normal),
-                parts.damping.as_mut(),
-                parts.tangential.as_mut(),
-                parts.twisting.as_mut(),
-                parts.rolling.as_mut(),
-                parts.cohesion.as_mut(),
-            ]
-            .into_iter()
-            .flatten()
-            {
-                if let Some(map) = maps.next() {
-                    slot.coefficients = map;
-                }
+            for (part, map) in parts.chosen_mut().zip(maps) {
+                part.coefficients = map;
             }
         }
     }

@@ -230,6 +230,20 @@ impl PartsSpec {
         .filter_map(|(role, p)| p.map(|p| (role, p)))
         .collect()
     }
+
+    /// The parts given, to change, in the order of [`PartsSpec::chosen`].
+    pub fn chosen_mut(&mut self) -> impl Iterator<Item = &mut PartSpec> {
+        [
+            Some(&mut self.normal),
+            self.damping.as_mut(),
+            self.tangential.as_mut(),
+            self.twisting.as_mut(),
+            self.rolling.as_mut(),
+            self.cohesion.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
+    }
 }
 
 /// A population of grains of one kind.

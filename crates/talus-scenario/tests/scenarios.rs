@@ -9,6 +9,10 @@ use talus_scenario::Runner;
 use talus_scenario::load::{apply_overrides, read};
 use talus_sim::force::ForceModelRegistry;
 
+mod common;
+
+use common::SHORT_PILE;
+
 fn run_config(name: &str, overrides: &[&str]) -> (PathBuf, Value) {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../configs/{name}.ron"));
     let scenario = read(&file).unwrap();
@@ -55,20 +59,8 @@ fn number(summary: &Value, key: &str) -> f64 {
 
 #[test]
 fn angle_of_repose_pile_stands_between_15_and_60_degrees() {
-    let (out, summary) = run_config(
-        "angle_of_repose",
-        &[
-            "grains[0].count=192",
-            "grains[0].placement.max=(0.05, 0.04, 0.3)",
-            "walls[4].shape.center=(0.055, 0.02, 0.15)",
-            "walls[4].removed_at=0.2",
-            "time.end=0.9",
-            "time.stop_at_rest.after=0.6",
-            "measurements[0].range=(0.0, 0.2)",
-            "measurements[0].bins=20",
-            "outputs.frame_interval=0.2",
-        ],
-    );
+    let overrides = [&SHORT_PILE[..], &["outputs.frame_interval=0.2"]].concat();
+    let (out, summary) = run_config("angle_of_repose", &overrides);
     let angle = number(&summary, "angle_of_repose_deg");
     assert!((15.0..=60.0).contains(&angle), "angle of repose {angle}°");
     assert_eq!(summary["grains"], 192);

@@ -10,26 +10,20 @@ use talus_scenario::load::{apply_overrides, read};
 use talus_scenario::schema::{PartSpec, PartsSpec};
 use talus_sim::force::ForceModelRegistry;
 
+mod common;
+
+use common::SHORT_PILE;
+
 /// The slope of the shortened pile once settled, `atan(H/L)` for its height H and its
 /// runout L from the back wall (a wet pile may stand as a cliff that no surface fit
 /// describes), with a liquid bridge of surface tension `gamma` (N/m) if given.
 fn pile(tag: &str, gamma: Option<f64>) -> f64 {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/angle_of_repose.ron");
-    let overrides: Vec<String> = [
-        "grains[0].count=192",
-        "grains[0].placement.max=(0.05, 0.04, 0.3)",
-        "walls[4].shape.center=(0.055, 0.02, 0.15)",
-        "walls[4].removed_at=0.2",
-        "time.end=0.9",
-        "time.stop_at_rest.after=0.6",
-        "measurements[0].range=(0.0, 0.2)",
-        "measurements[0].bins=20",
-        "outputs.frame_interval=None",
-        "outputs.plots=false",
-    ]
-    .iter()
-    .map(ToString::to_string)
-    .collect();
+    let overrides: Vec<String> = SHORT_PILE
+        .iter()
+        .chain(&["outputs.frame_interval=None", "outputs.plots=false"])
+        .map(ToString::to_string)
+        .collect();
     let mut scenario = apply_overrides(&read(&file).unwrap(), &overrides).unwrap();
     scenario.force_model.name = "wet".into();
     scenario.force_model.coefficients.clear();

@@ -335,21 +335,21 @@ fn separation(contact: &mut Contact, a: &BodyView, b: &BodyView) -> Option<(Over
 /// The middle of the vertices of `body` at `pose` that lie farthest along `direction` (to a
 /// billionth of its size): its nearest vertex, edge or face towards that side.
 fn nearest(body: &ConvexPolyhedron, pose: &Pose, direction: DVec3) -> DVec3 {
-    let reach = |v: DVec3| direction.dot(v);
+    // In the body's frame: the vertices as they are, the direction turned once.
+    let along = pose.rotation.inverse() * direction;
     let farthest = body
         .vertices()
         .iter()
-        .map(|&v| reach(pose.transform_point(v)))
+        .map(|v| along.dot(*v))
         .fold(f64::NEG_INFINITY, f64::max);
     let level = farthest - 1e-9 * body.diameter_bound();
     let (sum, count) = body
         .vertices()
         .iter()
-        .map(|&v| pose.transform_point(v))
-        .filter(|&v| reach(v) >= level)
-        .fold((DVec3::ZERO, 0.0), |(s, c), v| (s + v, c + 1.0));
+        .filter(|v| along.dot(**v) >= level)
+        .fold((DVec3::ZERO, 0.0), |(s, c), v| (s + *v, c + 1.0));
     if count > 0.0 {
-        sum / count
+        pose.transform_point(sum / count)
     } else {
         pose.position
     }

@@ -543,7 +543,7 @@ impl World {
     }
 
     /// Sets the law between grains (or walls) of materials `a` and `b`, in either order,
-    /// in place of the default one; the contacts of that pair start afresh.
+    /// in place of the default one; every contact starts afresh.
     ///
     /// # Errors
     /// [`SimError::UnknownId`] for a material the world does not have;

@@ -6,16 +6,16 @@
 use std::f64::consts::PI;
 
 use talus_geom::glam::DVec3;
-use talus_geom::{Pose, generate};
 use talus_sim::force::{
     AreaCohesion, CapillaryBridge, ComposedLaw, ForceModel, Part, RestitutionDamping,
     VolumetricNormal,
 };
-use talus_sim::material::Material;
-use talus_sim::wall::{Motion, Wall, WallGeometry};
+use talus_sim::wall::Wall;
 use talus_sim::{GrainDesc, SimParams, World};
 
-const DENSITY: f64 = 2650.0;
+mod common;
+
+use common::{DENSITY, cube_world, half_space};
 
 fn law(cohesion: Box<dyn Part>) -> Box<dyn ForceModel> {
     Box::new(
@@ -42,31 +42,18 @@ fn world(
     talus_sim::shape::ShapeId,
     talus_sim::material::MaterialId,
 ) {
-    let mut w = World::new(SimParams {
+    let params = SimParams {
         dt,
         gravity: DVec3::new(0.0, 0.0, -g),
         ..SimParams::default()
-    })
-    .unwrap();
-    let cube = w
-        .add_shape("cube", &generate::cube(edge).unwrap(), None)
-        .unwrap();
-    let quartz = w
-        .add_material(Material::new("quartz", DENSITY).unwrap())
-        .unwrap();
+    };
+    let (mut w, cube, quartz) = cube_world(params, edge);
     w.set_force_model(law).unwrap();
     (w, cube, quartz)
 }
 
 fn plane(normal: DVec3) -> Wall {
-    Wall::new(
-        "plane",
-        WallGeometry::HalfSpace { normal },
-        Pose::IDENTITY,
-        Motion::Fixed,
-        None,
-    )
-    .unwrap()
+    half_space("plane", DVec3::ZERO, normal)
 }
 
 /// Equivalent radius of a cube of `edge`.

@@ -17,7 +17,9 @@ use talus_sim::material::Material;
 use talus_sim::wall::{Motion, Wall, WallGeometry};
 use talus_sim::{GrainDesc, SimError, SimParams, World};
 
-const DENSITY: f64 = 2650.0;
+mod common;
+
+use common::{DENSITY, cube_world, half_space};
 
 fn model(name: &str, coefficients: &[(&str, f64)]) -> Box<dyn talus_sim::force::ForceModel> {
     let c = Coefficients(
@@ -30,33 +32,7 @@ fn model(name: &str, coefficients: &[(&str, f64)]) -> Box<dyn talus_sim::force::
 }
 
 fn floor() -> Wall {
-    Wall::new(
-        "floor",
-        WallGeometry::HalfSpace { normal: DVec3::Z },
-        Pose::IDENTITY,
-        Motion::Fixed,
-        None,
-    )
-    .unwrap()
-}
-
-/// A world of `params` with a cube of `edge` and quartz.
-fn cube_world(
-    params: SimParams,
-    edge: f64,
-) -> (
-    World,
-    talus_sim::shape::ShapeId,
-    talus_sim::material::MaterialId,
-) {
-    let mut w = World::new(params).unwrap();
-    let cube = w
-        .add_shape("cube", &generate::cube(edge).unwrap(), None)
-        .unwrap();
-    let quartz = w
-        .add_material(Material::new("quartz", DENSITY).unwrap())
-        .unwrap();
-    (w, cube, quartz)
+    half_space("floor", DVec3::ZERO, DVec3::Z)
 }
 
 /// Two 1 cm cubes meeting face to face along x at 1 m/s under `volumetric` (stiffness

@@ -9,18 +9,18 @@
 //!   stable at the rule's step (the rocking does not grow).
 
 use talus_geom::glam::DVec3;
-use talus_geom::{Pose, generate};
 use talus_sim::force::{
     ComposedLaw, ContactInput, ContactLoad, ForceModel, GrainKind, Part, RestitutionDamping,
     TangentialSpring, VolumetricNormal, damping_ratio,
 };
 use talus_sim::integrate::IntegratorKind;
-use talus_sim::material::Material;
-use talus_sim::wall::{Motion, Wall, WallGeometry};
 use talus_sim::{GrainDesc, GrainId, SimParams, World};
 
+mod common;
+
+use common::{DENSITY, cube_world, half_space};
+
 const EDGE: f64 = 0.01;
-const DENSITY: f64 = 2650.0;
 /// The volumetric law's k (Pa).
 const K: f64 = 1e7;
 /// Cubes in the chain.
@@ -64,17 +64,6 @@ impl ForceModel for Unchecked {
     }
 }
 
-fn half_space(name: &str, point: DVec3, normal: DVec3) -> Wall {
-    Wall::new(
-        name,
-        WallGeometry::HalfSpace { normal },
-        Pose::from_translation(point),
-        Motion::Fixed,
-        None,
-    )
-    .unwrap()
-}
-
 /// A world of `integrator` and `dt`, no gravity unless `gravity`, with the cube and quartz.
 fn world(
     integrator: IntegratorKind,
@@ -86,7 +75,7 @@ fn world(
     talus_sim::shape::ShapeId,
     talus_sim::material::MaterialId,
 ) {
-    let mut w = World::new(SimParams {
+    let params = SimParams {
         dt,
         gravity: if gravity {
             DVec3::new(0.0, 0.0, -9.81)
@@ -95,14 +84,8 @@ fn world(
         },
         integrator,
         ..SimParams::default()
-    })
-    .unwrap();
-    let cube = w
-        .add_shape("cube", &generate::cube(EDGE).unwrap(), None)
-        .unwrap();
-    let quartz = w
-        .add_material(Material::new("quartz", DENSITY).unwrap())
-        .unwrap();
+    };
+    let (mut w, cube, quartz) = cube_world(params, EDGE);
     w.set_force_model(law(restitution, false)).unwrap();
     (w, cube, quartz)
 }

@@ -141,6 +141,8 @@ pub struct ComposedLaw {
     /// The parts, by role, with where their history starts.
     parts: Vec<(Box<dyn Part>, usize)>,
     history_len: usize,
+    /// The largest of its parts' ranges (asked of every pair that does not touch).
+    range: f64,
 }
 
 impl ComposedLaw {
@@ -178,6 +180,7 @@ impl ComposedLaw {
         }
         Ok(ComposedLaw {
             name: name.to_string(),
+            range: parts.iter().map(|(p, _)| p.range()).fold(0.0, f64::max),
             parts,
             history_len: start,
         })
@@ -222,10 +225,7 @@ impl ForceModel for ComposedLaw {
     }
 
     fn range(&self) -> f64 {
-        self.parts
-            .iter()
-            .map(|(p, _)| p.range())
-            .fold(0.0, f64::max)
+        self.range
     }
 }
 
@@ -233,7 +233,6 @@ impl ForceModel for ComposedLaw {
 mod tests {
     use super::*;
     use crate::force::{RestitutionDamping, TangentialSpring, VolumetricNormal, YadeShear};
-    use talus_geom::Overlap;
 
     fn normal() -> Box<dyn Part> {
         Box::new(VolumetricNormal { stiffness: 1e6 })
@@ -305,22 +304,7 @@ mod tests {
             ],
         )
         .unwrap();
-        let input = ContactInput {
-            overlap: Overlap {
-                volume: 1e-9,
-                centroid: DVec3::ZERO,
-                normal: DVec3::Z,
-                area: 1e-6,
-                area_moment: DVec3::ZERO,
-            },
-            relative_velocity: DVec3::ZERO,
-            relative_angular_velocity: DVec3::ZERO,
-            effective_mass: 1.0,
-            length: 1e-3,
-            dt: 1e-5,
-            new_contact: false,
-            gap: 0.0,
-        };
+        let input = ContactInput::face_on();
         let mut history = [0.0; 5];
         law.load(&input, &mut history);
         assert_eq!(history, [1.0, 1.0, 3.0, 3.0, 3.0]);

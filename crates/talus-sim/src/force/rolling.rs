@@ -87,24 +87,14 @@ pub(super) const ENTRY: PartEntry = PartEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use talus_geom::Overlap;
 
     fn contact(omega: DVec3) -> ContactInput {
         ContactInput {
-            overlap: Overlap {
-                volume: 1e-9,
-                centroid: DVec3::ZERO,
-                normal: DVec3::Z,
-                area: 1e-6,
-                area_moment: DVec3::ZERO,
-            },
-            relative_velocity: DVec3::ZERO,
             relative_angular_velocity: omega,
             effective_mass: 1e-3,
             length: 0.01,
             dt: 1e-4,
-            new_contact: false,
-            gap: 0.0,
+            ..ContactInput::face_on()
         }
     }
 
