@@ -211,7 +211,7 @@ fn report_errors(errors: Vec<ScenarioError>, overrides: &[String]) -> String {
 
 /// `out/<file name without extension>`, refused when the file name gives no plain folder
 /// name (`...ron` would otherwise make `out/..`, the current directory).
-fn default_out(file: &Path) -> Result<PathBuf, String> {
+pub fn default_out(file: &Path) -> Result<PathBuf, String> {
     let stem = file.file_stem().unwrap_or_default();
     let plain = !stem.is_empty()
         && !stem.to_string_lossy().starts_with('.')
@@ -230,7 +230,7 @@ fn default_out(file: &Path) -> Result<PathBuf, String> {
 
 /// Refuses absurd thread counts (they only add overhead: results do not depend on the
 /// count) and warns above the machine's cores.
-fn check_threads(threads: usize) -> Result<(), String> {
+pub fn check_threads(threads: usize) -> Result<(), String> {
     let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let limit = THREADS_PER_CORE_LIMIT * cores;
     if threads > limit {

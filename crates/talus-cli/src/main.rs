@@ -5,7 +5,8 @@
 //! * `talus shape`: build one grain (a random grain on an ellipsoid or a platonic solid) and
 //!   print its vertex, edge and face counts and its mass properties ([`shape`]);
 //! * `talus run`, `talus check`, `talus resume`, `talus models`: experiments from RON
-//!   scenario files ([`experiment`]).
+//!   scenario files ([`experiment`]);
+//! * `talus sweep`: a grid of runs of one scenario over values and seeds ([`sweep`]).
 //!
 //! Exit codes: 0 on success, 2 for invalid command-line arguments (reported by clap), 1 when
 //! the arguments are well-formed but the work fails (a bad scenario, a grain that cannot be
@@ -16,6 +17,7 @@ mod experiment;
 mod output;
 mod parse;
 mod shape;
+mod sweep;
 mod terminal;
 
 use std::process::ExitCode;
@@ -52,6 +54,10 @@ enum Command {
     Check(experiment::CheckArgs),
     /// Continue a run from the checkpoint in its output directory.
     Resume(experiment::ResumeArgs),
+    /// Run a scenario over a grid of values (--vary KEY=V1,V2,…) and seeds (--seeds N);
+    /// writes one run directory per grid point and seed, sweep.csv, sweep_means.csv and
+    /// plots of each answer against each varied key. Running it again resumes it.
+    Sweep(sweep::SweepArgs),
     /// List the contact force models and their coefficients.
     Models,
 }
@@ -63,6 +69,7 @@ fn main() -> ExitCode {
         Command::Run(args) => experiment::run_file(&args),
         Command::Check(args) => experiment::check_file(&args),
         Command::Resume(args) => experiment::resume_dir(&args),
+        Command::Sweep(args) => sweep::sweep(&args),
         Command::Models => experiment::list_models(),
     };
     match result {

@@ -9,7 +9,7 @@
 //!   contact coefficients of each pair of materials ([`pairs`]);
 //! * [`run`]: the run loop, with [`probe`] (measurements), [`analysis`] (their math),
 //!   [`frames`], [`summary`], [`checkpoint`] with its [`journal`] and [`checksum`], and
-//!   [`blowup`] detection;
+//!   [`blowup`] detection; [`sweep`]: parameter sweeps over many runs;
 //! * [`output`]: file writers (atomic writes, CSV, VTK, PVD, PNG plots) and the run's
 //!   locked output directory; [`number`]: numbers in messages.
 
@@ -32,6 +32,7 @@ pub mod resources;
 pub mod run;
 pub mod schema;
 pub mod summary;
+pub mod sweep;
 pub mod validate;
 pub mod walls;
 

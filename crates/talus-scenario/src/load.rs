@@ -18,6 +18,18 @@ use crate::schema::Scenario;
 /// [`ScenarioError::Syntax`] with the line and column of the first problem: bad syntax, a
 /// wrong type, a missing or an unknown field.
 pub fn parse(text: &str, path: &Path) -> Result<Scenario, ScenarioError> {
+    from_ron(text, path)
+}
+
+/// Parses RON `text` into any document type as [`parse`] does a scenario (byte-order mark
+/// skipped, `Some(…)` optional, errors with line and column).
+///
+/// # Errors
+/// [`ScenarioError::Syntax`] with the line and column of the first problem.
+pub fn from_ron<T: serde::de::DeserializeOwned>(
+    text: &str,
+    path: &Path,
+) -> Result<T, ScenarioError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     ron::Options::default()
         .with_default_extension(Extensions::IMPLICIT_SOME)
@@ -150,6 +162,13 @@ pub fn blame_overrides(errors: Vec<ScenarioError>, assignments: &[String]) -> Ve
 }
 
 /// A field path as validation messages write it: `grains[0].placement.rate`.
+/// The canonical form of a `--set` key (`grains.0.count` and `grains[0].count` both read
+/// `grains[0].count`), or the key as given if it is not a path.
+#[must_use]
+pub fn split_key(key: &str) -> String {
+    split_path(key).map_or_else(|_| key.to_string(), |steps| canonical_path(&steps))
+}
+
 fn canonical_path(steps: &[Step]) -> String {
     let mut text = String::new();
     for step in steps {

@@ -52,6 +52,10 @@ pub enum SeriesStyle {
     Points,
     /// A dashed line through the points in order (for references such as analytic curves).
     Dashed,
+    /// Error bars: a vertical bar from each point at an even index to the point after it,
+    /// `(x, low), (x, high), …`, in the colour of the series before it and without a legend
+    /// entry of its own (the spread of the series it follows).
+    Spread,
 }
 
 /// One curve of a [`Plot`].
@@ -266,9 +270,24 @@ where
         .draw()
         .map_err(drawing_error)?;
 
-    for (k, (spec, runs)) in plot.series.iter().zip(series).enumerate() {
-        let colour = PALETTE[k % PALETTE.len()];
+    let mut colour_index = None::<usize>;
+    for (spec, runs) in plot.series.iter().zip(series) {
+        if spec.style != SeriesStyle::Spread || colour_index.is_none() {
+            colour_index = Some(colour_index.map_or(0, |k| k + 1));
+        }
+        let colour = PALETTE[colour_index.unwrap_or(0) % PALETTE.len()];
         let line = colour.stroke_width(2);
+        if spec.style == SeriesStyle::Spread {
+            // Bars from the pairs of points; a pair with a point left out is not drawn.
+            let drawn: Vec<(f64, f64)> = runs.iter().flatten().copied().collect();
+            let bars = spec
+                .points
+                .chunks_exact(2)
+                .filter(|pair| drawn.contains(&pair[0]) && drawn.contains(&pair[1]))
+                .map(|pair| PathElement::new(vec![pair[0], pair[1]], line));
+            chart.draw_series(bars).map_err(drawing_error)?;
+            continue;
+        }
         for (r, run) in runs.iter().enumerate() {
             let annotation = match spec.style {
                 SeriesStyle::Line => chart
@@ -277,7 +296,7 @@ where
                 SeriesStyle::Dashed => chart
                     .draw_series(DashedLineSeries::new(run.iter().copied(), 8, 5, line))
                     .map_err(drawing_error)?,
-                SeriesStyle::Points => chart
+                SeriesStyle::Points | SeriesStyle::Spread => chart
                     .draw_series(run.iter().map(|&p| Circle::new(p, 3, colour.filled())))
                     .map_err(drawing_error)?,
             };
@@ -300,7 +319,7 @@ where
                                 + PathElement::new(vec![(13, 0), (20, 0)], line)
                         });
                     }
-                    SeriesStyle::Points => {
+                    SeriesStyle::Points | SeriesStyle::Spread => {
                         annotation.legend(move |(x, y)| {
                             EmptyElement::at((x + 10, y)) + Circle::new((0, 0), 3, colour.filled())
                         });
@@ -407,6 +426,57 @@ mod tests {
                 "series colour {colour:?} missing"
             );
         }
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn spread_bars_take_the_colour_of_their_series() {
+        let plot = |bars: Vec<(f64, f64)>| Plot {
+            title: "Spread".into(),
+            x_label: "x [1]".into(),
+            y_label: "y [1]".into(),
+            log_y: false,
+            series: vec![
+                Series {
+                    label: "mean".into(),
+                    points: vec![(0.0, 0.0), (1.0, 1.0)],
+                    style: SeriesStyle::Points,
+                },
+                Series {
+                    label: String::new(),
+                    points: bars,
+                    style: SeriesStyle::Spread,
+                },
+                Series {
+                    label: "other".into(),
+                    points: vec![(0.0, 1.0)],
+                    style: SeriesStyle::Points,
+                },
+            ],
+        };
+        let path = temp_png("spread");
+        render_png(&path, &plot(Vec::new())).unwrap();
+        let (_, _, without) = decode(&path);
+        // Two bars of 80 % of the axis height each (and a pair with a NaN, left out).
+        render_png(
+            &path,
+            &plot(vec![
+                (0.0, 0.1),
+                (0.0, 0.9),
+                (1.0, 0.1),
+                (1.0, 0.9),
+                (0.5, f64::NAN),
+                (0.5, 1.0),
+            ]),
+        )
+        .unwrap();
+        let (_, _, with) = decode(&path);
+        let first = count_colour(&with, PALETTE[0]) - count_colour(&without, PALETTE[0]);
+        // Each bar is 2 pixels wide and about 0.8 / 1.1 of the ~460-pixel plot area high.
+        assert!(first > 2 * 2 * 250, "{first} pixels of the bars");
+        // The third series keeps the second colour: the bars do not take one of their own.
+        assert!(count_colour(&with, PALETTE[1]) > 0);
+        assert_eq!(count_colour(&with, PALETTE[2]), 0);
         std::fs::remove_file(&path).unwrap();
     }
 

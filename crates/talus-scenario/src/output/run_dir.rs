@@ -143,7 +143,7 @@ impl RunDir {
         }
         let created = !root.exists();
         fs::create_dir_all(root).map_err(|source| io_error(root, source))?;
-        let lock = lock(root)?;
+        let lock = lock(root, LOCK_FILE)?;
         let listed = read_manifest(root)?;
         let present = own_files_present(root)?;
         let foreign: Vec<&String> = present.iter().filter(|f| !listed.contains(*f)).collect();
@@ -192,7 +192,7 @@ impl RunDir {
                 "is not a directory of a run; give the --out directory of a `talus run`".into(),
             ));
         }
-        let lock = lock(root)?;
+        let lock = lock(root, LOCK_FILE)?;
         if !root.join(MANIFEST_FILE).is_file() {
             return Err(dir_error(
                 root,
@@ -339,9 +339,10 @@ impl Drop for RunDir {
     }
 }
 
-/// Takes the directory's lock, writing this process's id into the lock file for messages.
-fn lock(root: &Path) -> Result<File, ScenarioError> {
-    let path = root.join(LOCK_FILE);
+/// Takes the directory's lock (the advisory lock of its file `name`), writing this
+/// process's id into the lock file for messages.
+pub(crate) fn lock(root: &Path, name: &str) -> Result<File, ScenarioError> {
+    let path = root.join(name);
     let mut file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -486,7 +487,7 @@ fn plural(n: usize, noun: &str) -> String {
     }
 }
 
-fn dir_error(path: &Path, problem: String) -> ScenarioError {
+pub(crate) fn dir_error(path: &Path, problem: String) -> ScenarioError {
     ScenarioError::OutputDir {
         path: path.to_path_buf(),
         problem,
