@@ -8,17 +8,20 @@
 //! | [`repose`] | §1.2.1: free-surface profile of a slumped pile and its angle of repose Θ_r |
 //! | [`vibration`] | §1.2.2: shaking strength Γ, solid fraction per layer, granular temperature, rise of a large grain (Brazil nut) |
 //! | [`flow`] | §1.2.3: steady hopper discharge rate, the Beverloo prediction, clog detection |
+//! | [`beverloo_fit`] | §1.2.3: Beverloo's law fitted to rates over orifice widths (prefactor, k, n) |
 //! | [`spectrum`] | §1.2.3, fig. 1.5: power spectrum of the wall force and its 1/f^α exponent |
 //!
 //! None of these functions panics: degenerate input (empty slices, a single point,
 //! NaN, an empty range) gives `None`, an empty result or a documented value.
 
+pub mod beverloo_fit;
 pub mod fit;
 pub mod flow;
 pub mod repose;
 pub mod spectrum;
 pub mod vibration;
 
+pub use beverloo_fit::{BeverlooFit, fit_beverloo};
 pub use fit::{LineFit, fit_line};
 pub use flow::{Orifice, beverloo_rate, clogged, steady_rate};
 pub use repose::{ReposeFit, angle_of_repose, surface_profile};

@@ -1,0 +1,265 @@
+//! The figures and tables of `docs/validation.md`, from the sweeps of
+//! `docs/validation/studies/` (run by `docs/validation/regenerate.sh`).
+//!
+//! Run with `cargo run --release --example validation_report -- SWEEPS DOCS`: SWEEPS holds
+//! one sweep directory per study (`SWEEPS/repose_friction/`, …), DOCS receives the figures
+//! (`<study>.png`) and `results.md`, the tables the text of `validation.md` quotes. A study
+//! whose sweep is missing is listed as not run.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use talus::scenario::analysis::{BeverlooFit, fit_beverloo};
+use talus::scenario::load::parse;
+use talus::scenario::output::plot::{Plot, Series, SeriesStyle, render_png};
+use talus::scenario::sweep::dir::MEANS_FILE;
+use talus::scenario::sweep::plan::Plan;
+
+/// Solid fraction assumed for the bulk density ρ_b = φ ρ_s when Beverloo's C is given (the
+/// value the hopper measurement assumes too).
+const BULK_PACKING: f64 = 0.6;
+
+/// One row of `sweep_means.csv` by column name.
+type Row = std::collections::BTreeMap<String, String>;
+
+/// The grid points of a sweep: its plan and its means.
+struct Study {
+    name: &'static str,
+    plan: Plan,
+    rows: Vec<Row>,
+}
+
+impl Study {
+    fn read(sweeps: &Path, name: &'static str) -> Option<Study> {
+        let dir = sweeps.join(name);
+        let plan = Plan::read(&dir).ok()??;
+        let text = std::fs::read_to_string(dir.join(MEANS_FILE)).ok()?;
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next()?.split(',').collect();
+        let rows = lines
+            .map(|l| {
+                header
+                    .iter()
+                    .zip(l.split(','))
+                    .map(|(h, v)| (h.to_string(), v.to_string()))
+                    .collect()
+            })
+            .collect();
+        Some(Study { name, plan, rows })
+    }
+
+    /// Mean, sd and count of `answer` at every grid point, against the column `x` (an
+    /// axis key or another answer's mean), sorted by x.
+    fn points(&self, x: &str, answer: &str) -> Vec<(f64, f64, f64, usize)> {
+        let num = |r: &Row, k: &str| r.get(k).and_then(|v| v.parse::<f64>().ok());
+        let mut out: Vec<(f64, f64, f64, usize)> = self
+            .rows
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    num(r, x)?,
+                    num(r, &format!("{answer}_mean"))?,
+                    num(r, &format!("{answer}_sd"))?,
+                    num(r, &format!("{answer}_n"))? as usize,
+                ))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.total_cmp(&b.0));
+        out
+    }
+
+    /// The base scenario's grain: its equivalent-sphere diameter (m) and density (kg/m³).
+    fn grain(&self) -> (f64, f64) {
+        let s = parse(&self.plan.base, &self.plan.scenario_file).expect("the plan's scenario");
+        let pop = &s.grains[0];
+        let (a, b, c) = pop.semi_axes;
+        let density = s
+            .materials
+            .iter()
+            .find(|m| m.name == pop.material)
+            .map_or(f64::NAN, |m| m.density);
+        (2.0 * (a * b * c).cbrt(), density)
+    }
+}
+
+/// Mean line and error bars of `points` (x, mean, sd, n).
+fn mean_series(label: &str, points: &[(f64, f64, f64, usize)]) -> Vec<Series> {
+    vec![
+        Series {
+            label: label.to_string(),
+            points: points.iter().map(|p| (p.0, p.1)).collect(),
+            style: SeriesStyle::Points,
+        },
+        Series {
+            label: String::new(),
+            points: points
+                .iter()
+                .flat_map(|p| [(p.0, p.1 - p.2), (p.0, p.1 + p.2)])
+                .collect(),
+            style: SeriesStyle::Spread,
+        },
+    ]
+}
+
+/// A table of `points` under the headers given.
+fn table(out: &mut String, x: &str, y: &str, points: &[(f64, f64, f64, usize)]) {
+    let _ = writeln!(out, "| {x} | {y} (mean ± sd) | runs |\n|---|---|---|");
+    for p in points {
+        let _ = writeln!(out, "| {:.4} | {:.4} ± {:.4} | {} |", p.0, p.1, p.2, p.3);
+    }
+    out.push('\n');
+}
+
+fn figure(docs: &Path, name: &str, plot: &Plot) {
+    let path = docs.join(format!("{name}.png"));
+    render_png(&path, plot).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
+/// Angle of repose against friction.
+fn repose(study: &Study, docs: &Path, out: &mut String) {
+    let key = &study.plan.axes[0].key;
+    let points = study.points(key, "angle_of_repose_deg");
+    table(out, "friction μ", "angle of repose Θ_r [°]", &points);
+    figure(
+        docs,
+        study.name,
+        &Plot {
+            title: "Angle of repose against friction".into(),
+            x_label: "friction coefficient μ".into(),
+            y_label: "angle of repose [deg]".into(),
+            log_y: false,
+            series: mean_series("talus, angular grains (mean ± sd over seeds)", &points),
+        },
+    );
+}
+
+/// Discharge rate against orifice width, with Beverloo fits (n free and n fixed).
+fn hopper(study: &Study, docs: &Path, out: &mut String, fixed_n: f64, slot_length: Option<f64>) {
+    let key = &study.plan.axes[0].key;
+    let points = study.points(key, "discharge_rate");
+    let (d, density) = study.grain();
+    table(out, "orifice D [m]", "discharge rate W [kg/s]", &points);
+    let data: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.1)).collect();
+    let scale = BULK_PACKING * density * 9.81f64.sqrt() * slot_length.unwrap_or(1.0);
+    let mut series = mean_series("talus (mean ± sd over seeds)", &points);
+    let _ = writeln!(
+        out,
+        "Grain diameter d = {:.5} m (equivalent sphere); C = A / (ρ_b √g{}) with ρ_b = {BULK_PACKING} ρ_s.\n",
+        d,
+        if slot_length.is_some() { " L" } else { "" }
+    );
+    let _ = writeln!(
+        out,
+        "| fit | n | k | C | rms of ln W |\n|---|---|---|---|---|"
+    );
+    let lo = points.first().map_or(0.0, |p| p.0);
+    let hi = points.last().map_or(1.0, |p| p.0);
+    for (label, exponent) in [("n free", None), ("n fixed", Some(fixed_n))] {
+        match fit_beverloo(&data, d, exponent) {
+            Some(fit) => {
+                let _ = writeln!(
+                    out,
+                    "| {label} | {:.2} | {:.2} | {:.3} | {:.3} |",
+                    fit.n,
+                    fit.k,
+                    fit.prefactor / scale,
+                    fit.rms_log_residual
+                );
+                series.push(curve(&fit, d, lo, hi, label));
+            }
+            None => {
+                let _ = writeln!(out, "| {label} | – | – | – | too few points to fit |");
+            }
+        }
+    }
+    out.push('\n');
+    figure(
+        docs,
+        study.name,
+        &Plot {
+            title: format!("Discharge rate against orifice width ({})", study.name),
+            x_label: "orifice width D [m]".into(),
+            y_label: "discharge rate W [kg/s]".into(),
+            log_y: false,
+            series,
+        },
+    );
+}
+
+fn curve(fit: &BeverlooFit, d: f64, lo: f64, hi: f64, label: &str) -> Series {
+    Series {
+        label: format!("Beverloo, {label}: n = {:.2}, k = {:.2}", fit.n, fit.k),
+        points: (0..=50)
+            .map(|i| {
+                let x = lo + (hi - lo) * f64::from(i) / 50.0;
+                (x, fit.rate(x, d))
+            })
+            .collect(),
+        style: SeriesStyle::Dashed,
+    }
+}
+
+/// Intruder rise against Γ.
+fn intruder(study: &Study, docs: &Path, out: &mut String) {
+    let points = study.points("gamma_mean", "intruder_rise");
+    table(out, "Γ", "intruder rise [diameters]", &points);
+    figure(
+        docs,
+        study.name,
+        &Plot {
+            title: "Rise of the intruder against shaking strength".into(),
+            x_label: "Γ = A (2πf)² / g".into(),
+            y_label: "intruder rise [intruder diameters]".into(),
+            log_y: false,
+            series: mean_series("talus (mean ± sd over seeds)", &points),
+        },
+    );
+}
+
+fn main() {
+    let args: Vec<PathBuf> = std::env::args_os().skip(1).map(PathBuf::from).collect();
+    let [sweeps, docs] = &args[..] else {
+        eprintln!("usage: validation_report SWEEPS DOCS");
+        std::process::exit(2);
+    };
+    std::fs::create_dir_all(docs).expect("the docs folder");
+    let mut out = String::from(
+        "# Validation results\n\nGenerated by `cargo run --release --example validation_report` \
+         from the sweeps of `docs/validation/studies/` (see `docs/validation.md`).\n\n",
+    );
+    let studies: [(&str, &dyn Fn(&Study, &Path, &mut String)); 4] = [
+        ("repose_friction", &|s, d, o| repose(s, d, o)),
+        ("hopper_slot", &|s, d, o| {
+            let length = parse(&s.plan.base, &s.plan.scenario_file)
+                .ok()
+                .and_then(|sc| {
+                    sc.walls.iter().find_map(|w| match w.shape {
+                        talus::scenario::schema::WallShape::Hopper { depth, .. } => Some(depth),
+                        _ => None,
+                    })
+                });
+            hopper(s, d, o, 1.5, length);
+        }),
+        ("hopper_square", &|s, d, o| hopper(s, d, o, 2.5, None)),
+        ("intruder_gamma", &|s, d, o| intruder(s, d, o)),
+    ];
+    for (name, report) in studies {
+        let _ = writeln!(out, "## {name}\n");
+        match Study::read(sweeps, name) {
+            Some(study) => {
+                report(&study, docs, &mut out);
+                let _ = writeln!(out, "Figure: `{name}.png`.\n");
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "Not run (no sweep in {}).\n",
+                    sweeps.join(name).display()
+                );
+            }
+        }
+    }
+    let path = docs.join("results.md");
+    std::fs::write(&path, out).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    println!("wrote {}", path.display());
+}
