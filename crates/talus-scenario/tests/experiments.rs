@@ -108,7 +108,7 @@ fn grains_are_dripped_only_onto_a_quiet_scene_and_never_onto_a_grain() {
             );
         }
         // Jittered by at most 2 mm horizontally about the release point.
-        let offset = g.pose.position - DVec3::new(0.0, 0.008, 0.04);
+        let offset = g.pose.position - DVec3::new(0.0, 0.008, 0.05);
         assert!(offset.truncate().length() <= 0.002 + 1e-12 && offset.z.abs() < 1e-6);
         releases += 1;
         last_release = Some(time);
@@ -182,7 +182,10 @@ fn a_dripped_run_resumed_from_a_checkpoint_ends_bit_identical() {
     let mut runner = Runner::resume(&resumed, &registry, 2).unwrap();
     runner.run(None, &mut |_| {}).unwrap();
     let got = fingerprint(&runner, &resumed);
-    assert_eq!(runner.exp.world.grain_count(), 8);
+    assert!(
+        runner.exp.world.grain_count() > dripped,
+        "grains were dripped after the resume"
+    );
     assert!(got.0 == expected.0, "the time series differ");
     assert!(got.1 == expected.1, "the final worlds differ");
     assert_eq!(got.2, expected.2);

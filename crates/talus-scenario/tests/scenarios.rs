@@ -188,7 +188,7 @@ fn rotating_drum_keeps_its_grains_and_turns_them() {
 fn dripped_heap_avalanches_between_plausible_angles() {
     let overrides = [&SHORT_DRIP[..], &["outputs.plots=true"]].concat();
     let (out, summary) = run_config("max_stability_angle", &overrides);
-    assert_eq!(summary["grains"], 40, "every grain was dripped");
+    assert_eq!(summary["grains"], 45, "every grain was dripped");
     let m = number(&summary, "max_stability_angle_deg");
     let r = number(&summary, "repose_angle_deg");
     assert!(summary["avalanches"].as_u64().unwrap() >= 1);
@@ -215,8 +215,8 @@ fn tilted_conveyor_carries_its_grains_along_the_tilt() {
     let v = number(&summary, "transport_velocity_m_s");
     let spread = number(&summary, "transport_velocity_spread_m_s");
     assert!(v > 0.0 && v > 2.0 * spread, "v = {v} ± {spread}");
-    // Slower than the plate's own peak speed along x, A·2πf·sin 20°.
-    assert!(v < 0.001 * std::f64::consts::TAU * 25.0 * 0.342, "v = {v}");
+    // Slower than the plate's own peak speed, A·2πf.
+    assert!(v < 0.001 * std::f64::consts::TAU * 25.0, "v = {v}");
     let png = std::fs::read(out.join("plots/transport_velocity.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     let _ = std::fs::remove_dir_all(out);
@@ -243,7 +243,7 @@ fn quick_drip_and_conveyor_run_to_the_end_with_gear_at_the_step_check_allows() {
         (
             "max_stability_angle",
             &SHORT_DRIP[..],
-            &["grains[0].count=6", "time.end=1.2"][..],
+            &["grains[0].count=4", "time.end=1.2"][..],
         ),
         (
             "vibrating_conveyor",

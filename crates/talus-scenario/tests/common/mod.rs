@@ -14,17 +14,14 @@ pub const SHORT_PILE: [&str; 8] = [
     "measurements[0].bins=20",
 ];
 
-/// `configs/max_stability_angle.ron` shortened: 40 grains dripped onto a plate 5 cm long,
-/// its right flank measured over 2.5 cm, at most 10 s.
+/// `configs/max_stability_angle.ron` shortened: 45 grains, a fall of 1° an avalanche, at
+/// most 11 s.
 #[allow(dead_code)]
-pub const SHORT_DRIP: [&str; 9] = [
-    "grains[0].count=40",
-    "walls[0].shape.size=(0.05, 0.016, 0.01)",
-    "grains[0].placement.at=(0.0, 0.008, 0.04)",
-    "measurements[0].range=(0.0, 0.025)",
-    "measurements[0].bins=4",
-    "measurements[0].min_grains=8",
-    "time.end=10.0",
+pub const SHORT_DRIP: [&str; 6] = [
+    "grains[0].count=45",
+    "measurements[0].avalanche_drop_deg=1.0",
+    "measurements[0].min_grains=15",
+    "time.end=11.0",
     "outputs.frame_interval=None",
     "outputs.plots=false",
 ];
