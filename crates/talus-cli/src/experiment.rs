@@ -100,7 +100,7 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
         escape_controls(&report.scenario, false)
     );
     println!(
-        "  grains:           {} ({} placed at the start, {} poured)",
+        "  grains:           {} ({} placed at the start, {} poured or dripped)",
         report.grains,
         report.placed,
         report.grains - report.placed

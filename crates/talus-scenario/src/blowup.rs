@@ -51,11 +51,13 @@ impl Limits {
             }
         }
         for p in &exp.scenario.grains {
-            if let Placement::Pour { min, max, .. } | Placement::Lattice { min, max, .. } =
-                &p.placement
-            {
-                include(v3(*min));
-                include(v3(*max));
+            match &p.placement {
+                Placement::Pour { min, max, .. } | Placement::Lattice { min, max, .. } => {
+                    include(v3(*min));
+                    include(v3(*max));
+                }
+                Placement::Drip { at, .. } => include(v3(*at)),
+                Placement::Points(_) => {}
             }
         }
         let mut wall_speed: f64 = 0.0;
@@ -79,6 +81,9 @@ impl Limits {
                     frequency,
                     ..
                 } => amplitude * std::f64::consts::TAU * frequency,
+                Motion::Elliptic {
+                    a, b, frequency, ..
+                } => (a.length() + b.length()) * std::f64::consts::TAU * frequency,
                 Motion::Rotate {
                     angular_velocity,
                     center,
@@ -233,6 +238,21 @@ fn violent_drive(exp: &Experiment) -> Option<String> {
                     amplitude * w,
                     format!(
                         "oscillates at {} Hz with an amplitude of {} m",
+                        short(frequency),
+                        short(amplitude)
+                    ),
+                )
+            }
+            Motion::Elliptic {
+                a, b, frequency, ..
+            } => {
+                let w = std::f64::consts::TAU * frequency;
+                let amplitude = a.length() + b.length();
+                (
+                    amplitude * w * w,
+                    amplitude * w,
+                    format!(
+                        "oscillates at {} Hz on an ellipse of semi-axes up to {} m",
                         short(frequency),
                         short(amplitude)
                     ),

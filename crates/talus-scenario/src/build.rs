@@ -61,6 +61,8 @@ pub struct Population {
     pub radius: f64,
     /// How it is poured, if it is.
     pub pour: Option<Pour>,
+    /// How it is dripped, if it is.
+    pub drip: Option<Drip>,
 }
 
 /// A population that is poured during the run.
@@ -78,6 +80,22 @@ pub struct Pour {
     pub lo: DVec3,
     /// Upper corner of the region.
     pub hi: DVec3,
+}
+
+/// A population dripped one grain at a time onto a heap kept at the edge of avalanching
+/// (§1.2.1; see [`crate::schema::Placement::Drip`]).
+#[derive(Debug, Clone)]
+pub struct Drip {
+    /// Release point.
+    pub at: DVec3,
+    /// Speed of the fastest grain below which the next grain is released (m/s).
+    pub threshold_speed: f64,
+    /// Largest horizontal offset of a release from `at` (m).
+    pub jitter: f64,
+    /// Fewest steps between two releases (at least 1).
+    pub interval_steps: u64,
+    /// Time of the first release (s).
+    pub start: f64,
 }
 
 /// A scenario wall in the built world: the engine walls it is made of.
@@ -248,6 +266,7 @@ pub fn build(
             velocity: spec.velocity.map_or(DVec3::ZERO, v3),
             radius,
             pour: None,
+            drip: None,
         });
     }
     if s.time.dt > critical_dt {
@@ -366,42 +385,14 @@ pub fn build(
                 }
                 // The region must be clear of walls, or poured grains would start inside
                 // them.
-                let region = rectangular_box(v3(*max) - v3(*min))
-                    .map_err(|e| engine(&field, e.to_string()))?;
-                let region_pose = Pose::from_translation(0.5 * (v3(*min) + v3(*max)));
-                for (w, group) in walls.iter().enumerate() {
-                    for id in &group.parts {
-                        let wall = &world.walls()[id.0 as usize];
-                        let hit = match &wall.geometry {
-                            WallGeometry::Body(poly) => {
-                                wall.is_present(*start)
-                                    && penetrates(
-                                        &region,
-                                        &region_pose,
-                                        poly,
-                                        &wall.state(*start).pose,
-                                    )
-                            }
-                            WallGeometry::HalfSpace { .. } => overlaps_wall(
-                                &PlacedGrain {
-                                    shape: &region,
-                                    pose: region_pose,
-                                    radius: 0.5 * (v3(*max) - v3(*min)).length(),
-                                },
-                                wall,
-                            ),
-                        };
-                        if hit {
-                            return Err(invalid(
-                                &field,
-                                format!(
-                                    "the pouring region meets wall '{}' (walls[{w}])",
-                                    wall.name
-                                ),
-                                "a pouring region clear of every wall",
-                            ));
-                        }
-                    }
+                if let Some(problem) = region_meets_wall(&world, &walls, v3(*min), v3(*max), *start)
+                    .map_err(|e| engine(&field, e))?
+                {
+                    return Err(invalid(
+                        &field,
+                        format!("the pouring region meets {problem}"),
+                        "a pouring region clear of every wall",
+                    ));
                 }
                 pop.pour = Some(Pour {
                     sites,
@@ -410,6 +401,46 @@ pub fn build(
                     slack: DVec3::splat(0.5 * (spacing - 2.0 * pop.radius)),
                     lo: v3(*min),
                     hi: v3(*max),
+                });
+            }
+            Placement::Drip {
+                at,
+                threshold_speed,
+                jitter,
+                min_interval,
+                start,
+            } => {
+                // Every release stays within the grain's sphere moved by up to the jitter.
+                let r = pop.radius;
+                let reach = DVec3::new(r + jitter, r + jitter, r);
+                let (lo, hi) = (v3(*at) - reach, v3(*at) + reach);
+                if let Some(problem) = region_meets_wall(&world, &walls, lo, hi, *start)
+                    .map_err(|e| engine(&field, e))?
+                {
+                    return Err(invalid(
+                        &format!("{field}.at"),
+                        format!(
+                            "a grain released at ({:.4}, {:.4}, {:.4}) with a jitter of {} m meets {problem}",
+                            at.0,
+                            at.1,
+                            at.2,
+                            crate::number::short(*jitter)
+                        ),
+                        "a release point at least a grain radius (plus the jitter) clear of every wall",
+                    ));
+                }
+                let g = v3(s.gravity).length();
+                let interval = min_interval.unwrap_or(if g > 0.0 {
+                    (2.0 * 2.0 * r / g).sqrt()
+                } else {
+                    0.0
+                });
+                pop.drip = Some(Drip {
+                    at: v3(*at),
+                    threshold_speed: *threshold_speed,
+                    jitter: *jitter,
+                    interval_steps: (interval / s.time.dt).ceil().max(1.0) as u64,
+                    start: *start,
                 });
             }
         }
@@ -477,6 +508,43 @@ pub fn build(
         walls,
         critical_dt,
     })
+}
+
+/// The first wall of `walls` (a body where it is at time `t`, a plane where it starts) that the box `lo`–`hi` meets, named for
+/// a message, or none.
+fn region_meets_wall(
+    world: &World,
+    walls: &[WallGroup],
+    lo: DVec3,
+    hi: DVec3,
+    t: f64,
+) -> Result<Option<String>, String> {
+    let region = rectangular_box(hi - lo).map_err(|e| e.to_string())?;
+    let region_pose = Pose::from_translation(0.5 * (lo + hi));
+    for (w, group) in walls.iter().enumerate() {
+        for id in &group.parts {
+            let wall = &world.walls()[id.0 as usize];
+            let hit = match &wall.geometry {
+                WallGeometry::Body(poly) => {
+                    wall.is_present(t)
+                        && penetrates(&region, &region_pose, poly, &wall.state(t).pose)
+                }
+                // A plane is taken where it starts, as for the grains placed at the start.
+                WallGeometry::HalfSpace { .. } => overlaps_wall(
+                    &PlacedGrain {
+                        shape: &region,
+                        pose: region_pose,
+                        radius: 0.5 * (hi - lo).length(),
+                    },
+                    wall,
+                ),
+            };
+            if hit {
+                return Ok(Some(format!("wall '{}' (walls[{w}])", wall.name)));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// The description of grain `j` of a population.

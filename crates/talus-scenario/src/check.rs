@@ -84,7 +84,7 @@ pub fn check(
     let placed: usize = s
         .grains
         .iter()
-        .filter(|p| !matches!(p.placement, Placement::Pour { .. }))
+        .filter(|p| !matches!(p.placement, Placement::Pour { .. } | Placement::Drip { .. }))
         .map(|p| p.count)
         .sum();
     let steps = (s.time.end / s.time.dt).round() as u64;

@@ -27,8 +27,9 @@ use crate::run::RunState;
 const MAGIC: &[u8; 8] = b"TALUSCK\0";
 /// Layout version of the file (3: each contact keeps the faces that bounded its overlap;
 /// 4: and the order its bodies are met in, which renumbering the proxies can reverse; 5: the
-/// kinds of grain keep the inverse mass a contact meets, for the critical step).
-const FORMAT: u32 = 5;
+/// kinds of grain keep the inverse mass a contact meets, for the critical step; 6: the run
+/// keeps the step of each dripping population's last release and its waits).
+const FORMAT: u32 = 6;
 /// Bytes before the payload: magic, version, length, checksum.
 const HEADER: usize = 24;
 

@@ -62,6 +62,11 @@ pub struct RunState {
     pub poured: Vec<usize>,
     /// Next pouring site to try, per population.
     pub site_cursor: Vec<usize>,
+    /// Step of the last grain dripped, per population (none before the first).
+    pub last_drip_step: Vec<Option<u64>>,
+    /// Quiet moments at which a dripped grain had to wait because a grain lay at its
+    /// release point, per population.
+    pub drip_blocked: Vec<u64>,
     /// Population of each grain slot.
     pub grain_population: Vec<u32>,
     /// Frames written so far.
@@ -198,6 +203,8 @@ impl Runner {
             probes,
             poured: vec![0; n],
             site_cursor: vec![0; n],
+            last_drip_step: vec![None; n],
+            drip_blocked: vec![0; n],
             grain_population,
             frames: AppendLog::new(),
             max_overlap_ratio: 0.0,
@@ -368,6 +375,7 @@ impl Runner {
                 return Ok(());
             }
             self.pour()?;
+            self.drip()?;
             let stats = *self.exp.world.step();
             self.account(&stats);
             for probe in &mut self.state.probes {
@@ -543,7 +551,7 @@ impl Runner {
             .populations
             .iter()
             .zip(&self.state.poured)
-            .all(|(p, &n)| p.pour.is_none() || n >= p.count);
+            .all(|(p, &n)| (p.pour.is_none() && p.drip.is_none()) || n >= p.count);
         let grains = self.exp.world.grain_count();
         if !pouring_done || grains == 0 || self.exp.world.time() < rest.after {
             return;
@@ -684,6 +692,76 @@ impl Runner {
         Ok(())
     }
 
+    /// Releases the next grain of each dripping population if it is due: the scenario is
+    /// quiet (its fastest grain slower than the threshold; §1.2.1, "wenn die
+    /// Maximalgeschwindigkeit der Sandkörner unter eine gewisse Grenze fällt"), the shortest
+    /// interval since the last release has passed, and no grain or wall is at the release
+    /// point. Just before the release the probes see the quiet heap.
+    fn drip(&mut self) -> Result<(), ScenarioError> {
+        let step = self.exp.world.steps();
+        let time = self.exp.world.time();
+        let seed = self.exp.scenario.seed;
+        for p in 0..self.exp.populations.len() {
+            let pop = &self.exp.populations[p];
+            let Some(drip) = &pop.drip else {
+                continue;
+            };
+            if self.state.poured[p] >= pop.count || time < drip.start {
+                continue;
+            }
+            if self.state.last_drip_step[p]
+                .is_some_and(|last| step.saturating_sub(last) < drip.interval_steps)
+            {
+                continue;
+            }
+            let (at, jitter, threshold) = (drip.at, drip.jitter, drip.threshold_speed);
+            let world = &self.exp.world;
+            let fastest = world
+                .grains()
+                .filter_map(|id| world.grain(id).ok())
+                .map(|g| g.velocity.length())
+                .fold(0.0, f64::max);
+            // A NaN speed (a run about to be stopped as blown up) releases nothing.
+            if fastest.is_nan() || fastest >= threshold {
+                continue;
+            }
+            let j = self.state.poured[p];
+            let mut rng = grain_rng(seed, p, j);
+            let orientation = random_rotation(&mut rng);
+            let up = up_direction(v3(self.exp.scenario.gravity));
+            let position = at + horizontal_offset(up, jitter, &mut rng);
+            // No grain within the sum of the bounding radii: the released grain touches
+            // nothing when it appears.
+            let reach = pop.radius + self.max_radius();
+            let blocked = world
+                .grains()
+                .filter_map(|id| world.grain(id).ok())
+                .any(|g| g.pose.position.distance_squared(position) < reach * reach);
+            let desc = grain_desc(&self.exp.populations[p], j, position, orientation);
+            if blocked || self.meets_wall(&desc, time) {
+                self.state.drip_blocked[p] += 1;
+                continue;
+            }
+            let sample = self.sample();
+            for probe in &mut self.state.probes {
+                probe.before_release(&sample);
+            }
+            let id = self
+                .exp
+                .world
+                .add_grain(desc)
+                .map_err(|e| ScenarioError::Engine {
+                    path: self.exp.path.clone(),
+                    context: format!("dripping grains[{p}] grain {j}"),
+                    message: e.to_string(),
+                })?;
+            self.register(id, p);
+            self.state.poured[p] += 1;
+            self.state.last_drip_step[p] = Some(step);
+        }
+        Ok(())
+    }
+
     /// Whether the grain `desc` would start inside a wall present at time `t`.
     fn meets_wall(&self, desc: &talus_sim::GrainDesc, t: f64) -> bool {
         let world = &self.exp.world;
@@ -717,6 +795,14 @@ impl Runner {
             .map(|p| p.radius)
             .fold(0.0, f64::max)
     }
+}
+
+/// A random offset perpendicular to `up` of length at most `radius`, uniform over the disc.
+fn horizontal_offset(up: DVec3, radius: f64, rng: &mut impl rand::Rng) -> DVec3 {
+    let (e1, e2) = up.any_orthonormal_pair();
+    let angle = std::f64::consts::TAU * rng.random::<f64>();
+    let r = radius * rng.random::<f64>().sqrt();
+    r * (angle.cos() * e1 + angle.sin() * e2)
 }
 
 /// Points hashed into cubic cells, for "is any point within `reach` of x" queries.

@@ -314,6 +314,29 @@ pub enum Placement {
     },
     /// Grains at the given centres (m), one per grain.
     Points(Vec<Vec3>),
+    /// Drip (§1.2.1, the way the thesis finds Θ_m): one grain at a time is released at
+    /// rest at `at` (moved horizontally by up to `jitter`, from the scenario's seed) each
+    /// time the fastest grain of the whole scenario is slower than `threshold_speed`, so
+    /// that a heap below is kept at the edge of avalanching. A grain is never released
+    /// sooner than `min_interval` after the previous one, nor where it would overlap a
+    /// grain (it then waits).
+    Drip {
+        /// Release point (m).
+        at: Vec3,
+        /// Speed of the fastest grain below which the next grain is released (m/s).
+        threshold_speed: f64,
+        /// Largest horizontal offset of a release from `at` (m); default 0.
+        #[serde(default)]
+        jitter: f64,
+        /// Shortest time between two releases (s); default the time a grain takes to fall
+        /// its own diameter from rest, so that a released grain is already falling — and
+        /// counts as moving — when the next one is considered.
+        #[serde(default)]
+        min_interval: Option<f64>,
+        /// Time of the first release (s); default 0.
+        #[serde(default)]
+        start: f64,
+    },
 }
 
 /// How grains placed on a lattice are turned.
@@ -458,6 +481,11 @@ pub enum MotionSpec {
         /// Phase (rad); default 0.
         #[serde(default)]
         phase: f64,
+        /// A second component of the same frequency, for an elliptical motion (the drive of
+        /// a real vibrating conveyor, §1.2.2, fig. 1.4): `+ second.direction ·
+        /// second.amplitude · sin(2π frequency t + phase + second.phase)`; default none.
+        #[serde(default)]
+        second: Option<SecondAxis>,
     },
     /// Constant rotation about the axis through `center`.
     Rotate {
@@ -468,6 +496,19 @@ pub enum MotionSpec {
         /// Rate (rad/s, counter-clockwise about the axis).
         angular_velocity: f64,
     },
+}
+
+/// The second component of an elliptical oscillation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecondAxis {
+    /// Direction.
+    pub direction: Vec3,
+    /// Amplitude (m).
+    pub amplitude: f64,
+    /// Phase lead over the first component (rad); π/2 with perpendicular directions gives
+    /// an ellipse with these two axes.
+    pub phase: f64,
 }
 
 /// A measurement: what is computed from the grains during and after the run.
@@ -529,6 +570,50 @@ pub enum MeasurementSpec {
         /// (0.2, 0.8).
         #[serde(default)]
         fit: Option<(f64, f64)>,
+    },
+    /// Maximum angle of stability Θ_m beside the angle of repose Θ_r (§1.2.1, fig. 1.1) of
+    /// a heap fed by a `Drip` population: the slope of its free surface (binned and fitted
+    /// as for `AngleOfRepose`) is measured each time the heap is quiet, just before a grain
+    /// is released. A drop of the slope between two such quiet states by more than
+    /// `avalanche_drop_deg` is an avalanche: Θ_m is the mean slope of the quiet states just
+    /// before avalanches, Θ_r the mean of those just after.
+    MaxStability {
+        /// Horizontal direction along which the measured flank falls (from the heap's top).
+        direction: Vec3,
+        /// Height of the plate the heap stands on (m).
+        floor: f64,
+        /// Range of the coordinate along `direction` that is binned (m).
+        range: (f64, f64),
+        /// Number of bins; default 24.
+        #[serde(default)]
+        bins: Option<usize>,
+        /// Fraction of the heap height between which the slope is fitted; default
+        /// (0.2, 0.8).
+        #[serde(default)]
+        fit: Option<(f64, f64)>,
+        /// Smallest drop of the quiet slope that counts as an avalanche (degrees); default 2.
+        #[serde(default)]
+        avalanche_drop_deg: Option<f64>,
+        /// Quiet states before the heap has this many grains are not used (a heap too small
+        /// to have a slope); default 0.
+        #[serde(default)]
+        min_grains: Option<usize>,
+    },
+    /// Transport on a vibrating conveyor (§1.2.2, fig. 1.4): the grains' mean velocity along
+    /// `direction`, from their mean displacement over `window` and over `sub_windows` equal
+    /// parts of it (whose spread is the uncertainty), with Γ = A(2πf)²/g of the driver.
+    Transport {
+        /// The oscillating wall that carries the grains.
+        driver: String,
+        /// Horizontal direction of transport; default the horizontal part of the driver's
+        /// oscillation direction.
+        #[serde(default)]
+        direction: Option<Vec3>,
+        /// Start and end of the steady window (s).
+        window: (f64, f64),
+        /// Number of equal sub-windows; default 4.
+        #[serde(default)]
+        sub_windows: Option<usize>,
     },
 }
 

@@ -97,6 +97,23 @@ pub fn warnings(runner: &Runner) -> Vec<String> {
     let state = &runner.state;
     let mut out = Vec::new();
     for (p, pop) in exp.populations.iter().enumerate() {
+        let dripped = state.poured.get(p).copied().unwrap_or(0);
+        if pop.drip.is_some() && dripped < pop.count {
+            let blocked = state.drip_blocked.get(p).copied().unwrap_or(0);
+            let why = if blocked > 0 {
+                format!(
+                    "the release point was taken by a grain at {blocked} quiet moments: the heap \
+                     has grown up to it (raise the release point or drip fewer grains)"
+                )
+            } else {
+                "the scene was not quiet often enough: run longer, or raise threshold_speed"
+                    .to_string()
+            };
+            out.push(format!(
+                "grains[{p}] ('{}'): only {dripped} of {} grains were dripped; {why}",
+                pop.name, pop.count
+            ));
+        }
         let Some(pour) = &pop.pour else { continue };
         let poured = state.poured.get(p).copied().unwrap_or(0);
         if poured < pop.count {

@@ -40,6 +40,9 @@ const MIN_STEPS_PER_PERIOD: f64 = 20.0;
 /// fraction of the smallest grain's diameter: farther, a contact is crossed in a step or
 /// two and the contact force cannot resolve it.
 const MAX_TRAVEL_PER_STEP: f64 = 0.1;
+/// Largest threshold speed of a dripped population (m/s): faster, the heap is no longer
+/// "quiet" in any sense of §1.2.1.
+const MAX_THRESHOLD_SPEED: f64 = 100.0;
 /// Hopper plate angles to the horizontal, degrees.
 const HOPPER_ANGLE_RANGE: (f64, f64) = (1.0, 89.0);
 
@@ -128,7 +131,7 @@ pub fn validate(scenario: &Scenario, path: &Path) -> Vec<ScenarioError> {
             c.fail(
                 &format!("measurements[{i}]"),
                 "a second measurement of the same kind".into(),
-                "at most one AngleOfRepose, one Vibration and one Discharge",
+                "at most one measurement of each kind",
             );
         }
     }
@@ -217,6 +220,20 @@ impl Checker {
                 format!("{} is not allowed", vec(v)),
                 "finite coordinates within 10^6 of the origin",
             );
+        }
+        ok
+    }
+
+    /// An oscillation amplitude: ≥ 0 and at most the size of the scene.
+    fn amplitude(&mut self, field: &str, a: f64) -> bool {
+        let ok = self.non_negative(field, a);
+        if ok && a > MAX_COORDINATE {
+            self.fail(
+                field,
+                format!("{} m is not allowed", short(a)),
+                "an amplitude ≤ 10^6 m",
+            );
+            return false;
         }
         ok
     }
@@ -320,6 +337,56 @@ impl Checker {
                 format!("({}, {}) is not allowed", short(r.0), short(r.1)),
                 "(a, b) with 0 ≤ a < b ≤ 1",
             );
+        }
+    }
+
+    /// Whether `d` (a valid direction) is perpendicular to gravity; fails if not.
+    fn horizontal(&mut self, field: &str, d: Vec3, s: &Scenario) {
+        let g = s.gravity;
+        let gn = (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt();
+        let dn = (d.0 * d.0 + d.1 * d.1 + d.2 * d.2).sqrt();
+        let cos = (d.0 * g.0 + d.1 * g.1 + d.2 * g.2) / (dn * gn);
+        if gn > 0.0 && cos.abs() > 1e-6 {
+            self.fail(
+                field,
+                format!("{} is not horizontal", vec(d)),
+                "a direction perpendicular to gravity",
+            );
+        }
+    }
+
+    /// The fields of a fitted free surface (`AngleOfRepose`, `MaxStability`).
+    #[allow(clippy::too_many_arguments)]
+    fn surface_fit(
+        &mut self,
+        f: &str,
+        direction: Vec3,
+        floor: f64,
+        range: (f64, f64),
+        bins: Option<usize>,
+        fit: Option<(f64, f64)>,
+        s: &Scenario,
+    ) {
+        if self.direction(&format!("{f}.direction"), direction) {
+            self.horizontal(&format!("{f}.direction"), direction, s);
+        }
+        if !floor.is_finite() {
+            self.fail(&format!("{f}.floor"), short(floor), "a finite height");
+        }
+        if !(range.0.is_finite() && range.1.is_finite() && range.0 < range.1) {
+            self.fail(
+                &format!("{f}.range"),
+                format!("({}, {})", short(range.0), short(range.1)),
+                "(from, to) with from < to",
+            );
+        }
+        if let Some(b) = bins
+            && !(3..=10_000).contains(&b)
+        {
+            self.fail(&format!("{f}.bins"), format!("{b}"), "3 to 10000 bins");
+        }
+        if let Some(r) = fit {
+            self.fraction_range(&format!("{f}.fit"), r);
         }
     }
 
@@ -549,6 +616,36 @@ impl Checker {
                 }
                 self.non_negative(&format!("{f}.start"), *start);
             }
+            Placement::Drip {
+                at,
+                threshold_speed,
+                jitter,
+                min_interval,
+                start,
+            } => {
+                self.finite(&format!("{f}.at"), *at);
+                if !(threshold_speed.is_finite()
+                    && *threshold_speed > 0.0
+                    && *threshold_speed <= MAX_THRESHOLD_SPEED)
+                {
+                    self.fail(
+                        &format!("{f}.threshold_speed"),
+                        format!("{} m/s is not allowed", short(*threshold_speed)),
+                        "a speed > 0 and ≤ 100 m/s",
+                    );
+                }
+                if !(jitter.is_finite() && (0.0..=MAX_COORDINATE).contains(jitter)) {
+                    self.fail(
+                        &format!("{f}.jitter"),
+                        format!("{} m is not allowed", short(*jitter)),
+                        "a horizontal offset ≥ 0 m and ≤ 10^6 m",
+                    );
+                }
+                if let Some(t) = min_interval {
+                    self.non_negative(&format!("{f}.min_interval"), *t);
+                }
+                self.non_negative(&format!("{f}.start"), *start);
+            }
             Placement::Points(points) => {
                 if points.len() != p.count {
                     self.fail(
@@ -682,15 +779,24 @@ impl Checker {
                 amplitude,
                 frequency,
                 phase,
+                second,
             } => {
                 self.direction(&format!("{f}.direction"), *direction);
-                let amplitude_ok = self.non_negative(&format!("{f}.amplitude"), *amplitude);
-                if amplitude_ok && *amplitude > MAX_COORDINATE {
-                    self.fail(
-                        &format!("{f}.amplitude"),
-                        format!("{} m is not allowed", short(*amplitude)),
-                        "an amplitude ≤ 10^6 m",
-                    );
+                let mut amplitude_ok = self.amplitude(&format!("{f}.amplitude"), *amplitude);
+                // The plates' speed bound adds the two components' amplitudes.
+                let mut amplitude = *amplitude;
+                if let Some(second) = second {
+                    let g = format!("{f}.second");
+                    self.direction(&format!("{g}.direction"), second.direction);
+                    amplitude_ok &= self.amplitude(&format!("{g}.amplitude"), second.amplitude);
+                    amplitude += second.amplitude;
+                    if !second.phase.is_finite() {
+                        self.fail(
+                            &format!("{g}.phase"),
+                            short(second.phase),
+                            "a finite phase (rad)",
+                        );
+                    }
                 }
                 let frequency_ok = self.positive(&format!("{f}.frequency"), *frequency);
                 if frequency_ok && dt > 0.0 && frequency * dt > 1.0 / MIN_STEPS_PER_PERIOD {
@@ -791,40 +897,114 @@ impl Checker {
                 range,
                 bins,
                 fit,
+            } => self.surface_fit(f, *direction, *floor, *range, *bins, *fit, s),
+            MeasurementSpec::MaxStability {
+                direction,
+                floor,
+                range,
+                bins,
+                fit,
+                avalanche_drop_deg,
+                min_grains,
             } => {
-                if self.direction(&format!("{f}.direction"), *direction) {
-                    let g = s.gravity;
-                    let (d, gn) = (
-                        (direction.0, direction.1, direction.2),
-                        (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt(),
+                self.surface_fit(f, *direction, *floor, *range, *bins, *fit, s);
+                if let Some(d) = avalanche_drop_deg
+                    && !(d.is_finite() && *d > 0.0 && *d < 90.0)
+                {
+                    self.fail(
+                        &format!("{f}.avalanche_drop_deg"),
+                        format!("{}° is not allowed", short(*d)),
+                        "an angle > 0° and < 90°",
                     );
-                    let dn = (d.0 * d.0 + d.1 * d.1 + d.2 * d.2).sqrt();
-                    let cos = (d.0 * g.0 + d.1 * g.1 + d.2 * g.2) / (dn * gn);
-                    if gn > 0.0 && cos.abs() > 1e-6 {
+                }
+                if let Some(n) = min_grains
+                    && *n > 10_000_000
+                {
+                    self.fail(
+                        &format!("{f}.min_grains"),
+                        format!("{n} grains"),
+                        "0 to 10^7 grains",
+                    );
+                }
+                if !s
+                    .grains
+                    .iter()
+                    .any(|p| matches!(p.placement, Placement::Drip { .. }))
+                {
+                    self.fail(
+                        f,
+                        "no population is dripped: the heap is never quiet before a release".into(),
+                        "a MaxStability measurement with a population placed by Drip(…)",
+                    );
+                }
+            }
+            MeasurementSpec::Transport {
+                driver,
+                direction,
+                window,
+                sub_windows,
+            } => {
+                let driver_motion = match s.walls.iter().find(|w| &w.name == driver) {
+                    None => {
                         self.fail(
-                            &format!("{f}.direction"),
-                            format!("{} is not horizontal", vec(*direction)),
-                            "a direction perpendicular to gravity",
+                            &format!("{f}.driver"),
+                            format!("no wall named '{driver}'"),
+                            &wall_names(),
                         );
+                        None
+                    }
+                    Some(w) if !matches!(w.motion, MotionSpec::Oscillate { .. }) => {
+                        self.fail(
+                            &format!("{f}.driver"),
+                            format!("wall '{driver}' does not oscillate"),
+                            "a wall with motion Oscillate(…)",
+                        );
+                        None
+                    }
+                    Some(w) => Some(&w.motion),
+                };
+                match direction {
+                    Some(d) => {
+                        if self.direction(&format!("{f}.direction"), *d) {
+                            self.horizontal(&format!("{f}.direction"), *d, s);
+                        }
+                    }
+                    None => {
+                        let g = s.gravity;
+                        let up = crate::probe::up_direction(crate::walls::v3(g));
+                        if let Some(m) = driver_motion
+                            && up.is_finite()
+                            && crate::probe::transport::default_direction(m, up).is_none()
+                        {
+                            self.fail(
+                                &format!("{f}.direction"),
+                                format!(
+                                    "none given, and wall '{driver}' oscillates along the vertical only"
+                                ),
+                                "a horizontal direction (required when the driver has no horizontal motion)",
+                            );
+                        }
                     }
                 }
-                if !floor.is_finite() {
-                    self.fail(&format!("{f}.floor"), short(*floor), "a finite height");
-                }
-                if !(range.0.is_finite() && range.1.is_finite() && range.0 < range.1) {
+                if !(window.0.is_finite()
+                    && window.1.is_finite()
+                    && window.0 >= 0.0
+                    && window.0 < window.1)
+                {
                     self.fail(
-                        &format!("{f}.range"),
-                        format!("({}, {})", short(range.0), short(range.1)),
-                        "(from, to) with from < to",
+                        &format!("{f}.window"),
+                        format!("({}, {}) s", short(window.0), short(window.1)),
+                        "(from, to) with 0 ≤ from < to (s)",
                     );
                 }
-                if let Some(b) = bins
-                    && !(3..=10_000).contains(b)
+                if let Some(n) = sub_windows
+                    && !(2..=1000).contains(n)
                 {
-                    self.fail(&format!("{f}.bins"), format!("{b}"), "3 to 10000 bins");
-                }
-                if let Some(r) = fit {
-                    self.fraction_range(&format!("{f}.fit"), *r);
+                    self.fail(
+                        &format!("{f}.sub_windows"),
+                        format!("{n}"),
+                        "2 to 1000 sub-windows",
+                    );
                 }
             }
             MeasurementSpec::Vibration {

@@ -50,11 +50,27 @@ pub fn motion(spec: &MotionSpec) -> Motion {
             amplitude,
             frequency,
             phase,
+            second: None,
         } => Motion::Oscillate {
             direction: v3(direction),
             amplitude,
             frequency,
             phase,
+        },
+        MotionSpec::Oscillate {
+            direction,
+            amplitude,
+            frequency,
+            phase,
+            second: Some(ref second),
+        } => Motion::Elliptic {
+            // Validation has refused zero directions; a zero here would give NaN, which the
+            // engine refuses with its own message.
+            a: v3(direction).normalize() * amplitude,
+            b: v3(second.direction).normalize() * second.amplitude,
+            frequency,
+            phase,
+            lag: second.phase,
         },
         MotionSpec::Rotate {
             axis,

@@ -1,6 +1,8 @@
 //! Shortened versions of the shipped scenarios run to the end and give physically sensible
 //! answers: a pile at an angle between 15° and 60°, a steady positive hopper outflow, an
-//! intruder that rises in a bed shaken at Γ ≈ 3; and every output file is there.
+//! intruder that rises in a bed shaken at Γ ≈ 3, a dripped heap whose slope before its
+//! avalanches is steeper than after, grains carried along a tilted vibrating trough; and
+//! every output file is there.
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +13,7 @@ use talus_sim::force::ForceModelRegistry;
 
 mod common;
 
-use common::SHORT_PILE;
+use common::{SHORT_CONVEYOR, SHORT_DRIP, SHORT_PILE};
 
 fn run_config(name: &str, overrides: &[&str]) -> (PathBuf, Value) {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../configs/{name}.ron"));
@@ -180,4 +182,110 @@ fn rotating_drum_keeps_its_grains_and_turns_them() {
         "the bed does not move with the drum: {mean_vx}"
     );
     let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn dripped_heap_avalanches_between_plausible_angles() {
+    let overrides = [&SHORT_DRIP[..], &["outputs.plots=true"]].concat();
+    let (out, summary) = run_config("max_stability_angle", &overrides);
+    assert_eq!(summary["grains"], 45, "every grain was dripped");
+    let m = number(&summary, "max_stability_angle_deg");
+    let r = number(&summary, "repose_angle_deg");
+    assert!(summary["avalanches"].as_u64().unwrap() >= 1);
+    // Θ_m ≥ Θ_r (§1.2.1, fig. 1.1). Bounds: a heap of dry angular grains with μ = 0.6
+    // stands steeper than 10° (only nearly frictionless or rolling grains lie flatter) and,
+    // in a channel whose walls add friction, below 60° (steeper needs cohesion).
+    assert!(m >= r, "Θ_m = {m}° < Θ_r = {r}°");
+    assert!((10.0..=60.0).contains(&r), "Θ_r = {r}°");
+    assert!((10.0..=60.0).contains(&m), "Θ_m = {m}°");
+    assert!((number(&summary, "stability_minus_repose_deg") - (m - r)).abs() < 1e-9);
+    let png = std::fs::read(out.join("plots/heap_slope.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn tilted_conveyor_carries_its_grains_along_the_tilt() {
+    let overrides = [&SHORT_CONVEYOR[..], &["outputs.plots=true"]].concat();
+    let (out, summary) = run_config("vibrating_conveyor", &overrides);
+    let gamma = number(&summary, "gamma");
+    // A = 1 mm at 25 Hz: Γ = A(2πf)²/g.
+    let expected = 0.001 * (std::f64::consts::TAU * 25.0).powi(2) / 9.81;
+    assert!((gamma - expected).abs() < 1e-9 * expected, "Γ = {gamma}");
+    let v = number(&summary, "transport_velocity_m_s");
+    let spread = number(&summary, "transport_velocity_spread_m_s");
+    assert!(v > 0.0 && v > 2.0 * spread, "v = {v} ± {spread}");
+    // Slower than the plate's own peak speed, A·2πf.
+    assert!(v < 0.001 * std::f64::consts::TAU * 25.0, "v = {v}");
+    let png = std::fs::read(out.join("plots/transport_velocity.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let _ = std::fs::remove_dir_all(out);
+}
+
+/// The critical step `talus check` gives the shipped scenario `name` with Gear.
+fn gear_step(name: &str) -> f64 {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../configs/{name}.ron"));
+    let probe = apply_overrides(
+        &read(&file).unwrap(),
+        &["integrator=Gear".to_string(), "time.dt=1e-8".to_string()],
+    )
+    .unwrap();
+    talus_scenario::check::check(&probe, &file, &ForceModelRegistry::default())
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .critical_dt
+}
+
+#[test]
+fn quick_drip_and_conveyor_run_to_the_end_with_gear_at_the_step_check_allows() {
+    // Shorter still: Gear's step is several times smaller. The drip must place all its
+    // grains; a run this short may find no avalanche ("suspect"), but must not blow up.
+    for (name, short, more) in [
+        (
+            "max_stability_angle",
+            &SHORT_DRIP[..],
+            &["grains[0].count=4", "time.end=1.2"][..],
+        ),
+        (
+            "vibrating_conveyor",
+            &SHORT_CONVEYOR[..],
+            &["time.end=0.3", "measurements[0].window=(0.1, 0.3)"][..],
+        ),
+    ] {
+        let dt = gear_step(name);
+        let dt_set = format!("time.dt={dt}");
+        let overrides: Vec<String> = [short, more, &["integrator=Gear", dt_set.as_str()]]
+            .concat()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../configs/{name}.ron"));
+        let scenario = apply_overrides(&read(&file).unwrap(), &overrides).unwrap();
+        let out = std::env::temp_dir().join(format!("talus-gear-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let registry = ForceModelRegistry::default();
+        let mut runner = Runner::start(&scenario, &file, &registry, 0, &out).unwrap();
+        runner
+            .run(None, &mut |_| {})
+            .unwrap_or_else(|e| panic!("{name} with Gear at {dt} s: {e}"));
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        assert!(
+            matches!(
+                summary["status"].as_str(),
+                Some("finished" | "at_rest" | "suspect")
+            ),
+            "{name}: {}",
+            summary["status"]
+        );
+        assert_eq!(number(&summary, "dt"), dt);
+        assert_eq!(
+            summary["grains"].as_u64().unwrap() as usize,
+            scenario.grains[0].count,
+            "{name}: {}",
+            summary["warnings"]
+        );
+        assert!(number(&summary, "max_overlap_ratio") < 0.25);
+        let _ = std::fs::remove_dir_all(out);
+    }
 }

@@ -49,6 +49,21 @@ pub enum Motion {
         /// Phase φ (rad).
         phase: f64,
     },
+    /// `x(t) = x₀ + a sin(2π f t + φ) + b sin(2π f t + φ + ψ)`: two components of one
+    /// frequency, an ellipse in the plane of `a` and `b` — how vibrating conveyors are
+    /// driven (§1.2.2, fig. 1.4).
+    Elliptic {
+        /// First component's displacement amplitude (m): direction times amplitude.
+        a: DVec3,
+        /// Second component's displacement amplitude (m).
+        b: DVec3,
+        /// Frequency f (Hz).
+        frequency: f64,
+        /// Phase φ (rad).
+        phase: f64,
+        /// Phase lead ψ of the second component (rad).
+        lag: f64,
+    },
     /// Rotation at a constant rate about the axis through `center`.
     Rotate {
         /// Unit axis.
@@ -156,6 +171,28 @@ impl Wall {
                     phase,
                 }
             }
+            Motion::Elliptic {
+                a,
+                b,
+                frequency,
+                phase,
+                lag,
+            } => {
+                if !(a.is_finite() && b.is_finite() && phase.is_finite() && lag.is_finite()) {
+                    return Err(SimError::InvalidParameter {
+                        name: "elliptic oscillation amplitudes or phases",
+                        value: format!("{a:?}, {b:?}, {phase}, {lag}"),
+                        allowed: "finite amplitude vectors and phases",
+                    });
+                }
+                Motion::Elliptic {
+                    a,
+                    b,
+                    frequency: positive("oscillation frequency", frequency)?,
+                    phase,
+                    lag,
+                }
+            }
             Motion::Rotate {
                 axis,
                 center,
@@ -234,6 +271,24 @@ impl Wall {
                     angular_velocity: DVec3::ZERO,
                 }
             }
+            Motion::Elliptic {
+                a,
+                b,
+                frequency,
+                phase,
+                lag,
+            } => {
+                let w = TAU * frequency;
+                let arg = w * t + phase;
+                WallState {
+                    pose: Pose::new(
+                        self.start.position + a * arg.sin() + b * (arg + lag).sin(),
+                        self.start.rotation,
+                    ),
+                    velocity: (a * arg.cos() + b * (arg + lag).cos()) * w,
+                    angular_velocity: DVec3::ZERO,
+                }
+            }
             Motion::Rotate {
                 axis,
                 center,
@@ -281,6 +336,49 @@ impl Wall {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_elliptic_motion_traces_its_ellipse_with_the_derivative_as_velocity() {
+        // Perpendicular components a quarter period apart: (x/a)² + (z/b)² = 1 at all times.
+        let (a, b) = (0.002, 0.001);
+        let w = Wall::new(
+            "conveyor",
+            WallGeometry::HalfSpace { normal: DVec3::Z },
+            Pose::IDENTITY,
+            Motion::Elliptic {
+                a: DVec3::new(a, 0.0, 0.0),
+                b: DVec3::new(0.0, 0.0, b),
+                frequency: 7.0,
+                phase: 0.3,
+                lag: std::f64::consts::FRAC_PI_2,
+            },
+            None,
+        )
+        .unwrap();
+        let h = 1e-7;
+        for k in 0..50 {
+            let t = 0.0031 * f64::from(k);
+            let p = w.state(t).pose.position;
+            let on_ellipse = (p.x / a).powi(2) + (p.z / b).powi(2);
+            assert!((on_ellipse - 1.0).abs() < 1e-12, "{on_ellipse}");
+            let numeric = (w.state(t + h).pose.position - w.state(t - h).pose.position) / (2.0 * h);
+            assert!((numeric - w.state(t).velocity).length() < 1e-7);
+        }
+        let bad = Wall::new(
+            "bad",
+            WallGeometry::HalfSpace { normal: DVec3::Z },
+            Pose::IDENTITY,
+            Motion::Elliptic {
+                a: DVec3::X,
+                b: DVec3::new(f64::NAN, 0.0, 0.0),
+                frequency: 1.0,
+                phase: 0.0,
+                lag: 0.0,
+            },
+            None,
+        );
+        assert!(bad.is_err());
+    }
 
     #[test]
     fn motions_match_their_laws() {

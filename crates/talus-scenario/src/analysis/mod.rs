@@ -10,6 +10,8 @@
 //! | [`flow`] | §1.2.3: steady hopper discharge rate, the Beverloo prediction, clog detection |
 //! | [`beverloo_fit`] | §1.2.3: Beverloo's law fitted to rates over orifice widths (prefactor, k, n) |
 //! | [`spectrum`] | §1.2.3, fig. 1.5: power spectrum of the wall force and its 1/f^α exponent |
+//! | [`stability`] | §1.2.1, fig. 1.1: avalanches of a fed heap, maximum angle of stability Θ_m and angle of repose Θ_r |
+//! | [`transport`] | §1.2.2, fig. 1.4: transport velocity on a vibrating conveyor, Γ of an elliptical drive |
 //!
 //! None of these functions panics: degenerate input (empty slices, a single point,
 //! NaN, an empty range) gives `None`, an empty result or a documented value.
@@ -19,6 +21,8 @@ pub mod fit;
 pub mod flow;
 pub mod repose;
 pub mod spectrum;
+pub mod stability;
+pub mod transport;
 pub mod vibration;
 
 pub use beverloo_fit::{BeverlooFit, fit_beverloo};

@@ -5,10 +5,14 @@
 //! A probe's state is plain data, saved in checkpoints with the rest of the run.
 //! * [`repose`]: angle of repose of a pile's free surface (§1.2.1);
 //! * [`vibration`]: vibrated bed, layer packing, granular temperature, intruder (§1.2.2);
-//! * [`discharge`]: hopper outflow, clogging, wall force and its spectrum (§1.2.3).
+//! * [`discharge`]: hopper outflow, clogging, wall force and its spectrum (§1.2.3);
+//! * [`stability`]: maximum angle of stability and angle of repose of a fed heap (§1.2.1);
+//! * [`transport`]: transport on a vibrating conveyor (§1.2.2, fig. 1.4).
 
 pub mod discharge;
 pub mod repose;
+pub mod stability;
+pub mod transport;
 pub mod vibration;
 
 use serde::{Deserialize, Serialize};
@@ -54,6 +58,10 @@ pub enum Probe {
     Vibration(vibration::Vibration),
     /// Hopper discharge.
     Discharge(discharge::Discharge),
+    /// Maximum angle of stability.
+    Stability(stability::Stability),
+    /// Conveyor transport.
+    Transport(transport::Transport),
 }
 
 /// What a probe adds to the summary: named JSON values.
@@ -74,6 +82,12 @@ impl Probe {
             MeasurementSpec::Discharge { .. } => {
                 discharge::Discharge::new(spec, exp).map(Probe::Discharge)
             }
+            MeasurementSpec::MaxStability { .. } => {
+                stability::Stability::new(spec, exp).map(Probe::Stability)
+            }
+            MeasurementSpec::Transport { .. } => {
+                transport::Transport::new(spec, exp).map(Probe::Transport)
+            }
         }
     }
 
@@ -83,6 +97,8 @@ impl Probe {
             Probe::Repose(_) => Vec::new(),
             Probe::Vibration(p) => p.logs(),
             Probe::Discharge(p) => p.logs(),
+            Probe::Stability(p) => p.logs(),
+            Probe::Transport(p) => p.logs(),
         }
     }
 
@@ -92,6 +108,8 @@ impl Probe {
             Probe::Repose(_) => Vec::new(),
             Probe::Vibration(p) => p.logs_mut(),
             Probe::Discharge(p) => p.logs_mut(),
+            Probe::Stability(p) => p.logs_mut(),
+            Probe::Transport(p) => p.logs_mut(),
         }
     }
 
@@ -102,6 +120,8 @@ impl Probe {
             Probe::Repose(p) => p.columns(),
             Probe::Vibration(p) => p.columns(),
             Probe::Discharge(p) => p.columns(),
+            Probe::Stability(p) => p.columns(),
+            Probe::Transport(p) => p.columns(),
         }
     }
 
@@ -111,6 +131,16 @@ impl Probe {
             Probe::Repose(p) => p.sample(sample),
             Probe::Vibration(p) => p.sample(sample),
             Probe::Discharge(p) => p.sample(sample),
+            Probe::Stability(p) => p.sample(sample),
+            Probe::Transport(p) => p.sample(sample),
+        }
+    }
+
+    /// The scene is quiet and a dripped grain is about to be released (see
+    /// [`crate::schema::Placement::Drip`]).
+    pub fn before_release(&mut self, sample: &Sample) {
+        if let Probe::Stability(p) = self {
+            p.before_release(sample);
         }
     }
 
@@ -118,7 +148,9 @@ impl Probe {
     pub fn after_step(&mut self, exp: &mut Experiment) -> Vec<GrainId> {
         match self {
             Probe::Discharge(p) => p.after_step(exp),
-            Probe::Repose(_) | Probe::Vibration(_) => Vec::new(),
+            Probe::Repose(_) | Probe::Vibration(_) | Probe::Stability(_) | Probe::Transport(_) => {
+                Vec::new()
+            }
         }
     }
 
@@ -129,6 +161,8 @@ impl Probe {
             Probe::Repose(p) => p.summary(),
             Probe::Vibration(p) => p.summary(),
             Probe::Discharge(p) => p.summary(exp),
+            Probe::Stability(p) => p.summary(),
+            Probe::Transport(p) => p.summary(),
         }
     }
 
@@ -139,6 +173,8 @@ impl Probe {
             Probe::Repose(p) => p.warnings(),
             Probe::Vibration(p) => p.warnings(),
             Probe::Discharge(p) => p.warnings(),
+            Probe::Stability(p) => p.warnings(),
+            Probe::Transport(p) => p.warnings(),
         }
     }
 
@@ -149,6 +185,8 @@ impl Probe {
             Probe::Repose(p) => p.plots(),
             Probe::Vibration(p) => p.plots(),
             Probe::Discharge(p) => p.plots(exp),
+            Probe::Stability(p) => p.plots(),
+            Probe::Transport(p) => p.plots(),
         }
     }
 }

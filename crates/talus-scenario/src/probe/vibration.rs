@@ -66,6 +66,7 @@ impl Vibration {
                     frequency,
                     phase,
                     direction,
+                    ..
                 } => Some((amplitude, frequency, phase, v3(direction).normalize())),
                 _ => None,
             })

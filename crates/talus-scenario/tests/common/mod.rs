@@ -2,6 +2,7 @@
 
 /// `configs/angle_of_repose.ron` shortened: 192 grains in half the channel, the gate
 /// removed at 0.2 s, at most 0.9 s, the pile measured over 0.2 m.
+#[allow(dead_code)]
 pub const SHORT_PILE: [&str; 8] = [
     "grains[0].count=192",
     "grains[0].placement.max=(0.05, 0.04, 0.3)",
@@ -11,4 +12,27 @@ pub const SHORT_PILE: [&str; 8] = [
     "time.stop_at_rest.after=0.6",
     "measurements[0].range=(0.0, 0.2)",
     "measurements[0].bins=20",
+];
+
+/// `configs/max_stability_angle.ron` shortened: 45 grains, a fall of 1° an avalanche, at
+/// most 11 s.
+#[allow(dead_code)]
+pub const SHORT_DRIP: [&str; 6] = [
+    "grains[0].count=45",
+    "measurements[0].avalanche_drop_deg=1.0",
+    "measurements[0].min_grains=15",
+    "time.end=11.0",
+    "outputs.frame_interval=None",
+    "outputs.plots=false",
+];
+
+/// `configs/vibrating_conveyor.ron` shortened: 16 grains, 0.6 s, measured from 0.2 s.
+#[allow(dead_code)]
+pub const SHORT_CONVEYOR: [&str; 6] = [
+    "grains[0].count=16",
+    "time.end=0.6",
+    "measurements[0].window=(0.2, 0.6)",
+    "time.checkpoint_interval=None",
+    "outputs.frame_interval=None",
+    "outputs.plots=false",
 ];
