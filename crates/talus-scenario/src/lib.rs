@@ -5,8 +5,9 @@
 //! * [`schema`]: the file's format; [`load`]: reading it and `--set` overrides;
 //!   [`validate`]: range and reference checks; [`check`]: the report of `talus check`;
 //!   [`resources`]: the memory and disk a run needs and the machine has;
-//! * [`build`]: the world a scenario describes, with [`walls`], [`placement`] and the
-//!   contact coefficients of each pair of materials ([`pairs`]);
+//! * [`build`]: the world a scenario describes, with [`walls`], [`placement`], the
+//!   contact coefficients of each pair of materials ([`pairs`]) and grain shapes read from
+//!   files ([`shape_file`] reads one file, [`grain_shapes`] those of every population);
 //! * [`run`]: the run loop, with [`probe`] (measurements), [`analysis`] (their math),
 //!   [`frames`], [`summary`], [`checkpoint`] with its [`journal`] and [`checksum`], and
 //!   [`blowup`] detection;

@@ -22,8 +22,16 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Vec<RawShape>, ScenarioE
     let mut bytes = bytes.to_vec();
     let text = std::str::from_utf8(&bytes).ok();
     // stl_io takes any file starting with "solid " as ASCII, but some binary exporters
-    // begin their header with it too: a file that is not text is binary.
-    let ascii = text.is_some_and(|t| t.starts_with("solid ") || t.starts_with("solid\n"));
+    // begin their header with it too: a file that is not text, or whose length is exactly
+    // that of the triangles its header announces, is binary.
+    let announced = bytes
+        .get(80..BINARY_HEADER)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]) as u64);
+    let binary_length = announced.is_some_and(|n| {
+        n > 0 && bytes.len() as u64 == BINARY_HEADER as u64 + BINARY_TRIANGLE as u64 * n
+    });
+    let ascii =
+        !binary_length && text.is_some_and(|t| t.starts_with("solid ") || t.starts_with("solid\n"));
     if let Some(text) = text.filter(|_| ascii) {
         let mut vertices = 0;
         for (i, line) in text.lines().enumerate() {
@@ -93,4 +101,30 @@ pub(super) fn read(path: &Path, bytes: &[u8]) -> Result<Vec<RawShape>, ScenarioE
         triangles: Some(triangles),
         line: None,
     }])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A binary STL of one triangle whose header starts like an ASCII file.
+    fn binary_named_solid() -> Vec<u8> {
+        let mut b = b"solid exported".to_vec();
+        b.resize(80, b' ');
+        b.extend_from_slice(&1u32.to_le_bytes());
+        let corners = [[0.0f32; 3], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
+        b.extend(std::iter::repeat_n(0u8, 12));
+        for c in corners.iter().flatten() {
+            b.extend_from_slice(&c.to_le_bytes());
+        }
+        b.extend_from_slice(&[0, 0]);
+        b
+    }
+
+    #[test]
+    fn a_binary_file_whose_header_starts_with_solid_is_read_as_binary() {
+        let shapes = read(Path::new("t.stl"), &binary_named_solid()).unwrap();
+        assert_eq!(shapes[0].points.len(), 3);
+        assert_eq!(shapes[0].triangles.as_ref().unwrap().len(), 1);
+    }
 }
