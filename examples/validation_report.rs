@@ -75,7 +75,8 @@ impl Study {
     fn grain(&self) -> (f64, f64) {
         let s = parse(&self.plan.base, &self.plan.scenario_file).expect("the plan's scenario");
         let pop = &s.grains[0];
-        let (a, b, c) = pop.semi_axes;
+        // The studies' scenarios make their grains with the ellipsoid generator.
+        let (a, b, c) = pop.semi_axes.expect("grains from the ellipsoid generator");
         let density = s
             .materials
             .iter()

@@ -152,6 +152,29 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
             coefficients.join(", ")
         );
     }
+    if !report.file_shapes.is_empty() {
+        println!("  file shapes (a grain is the convex hull of its shape; file units):");
+    }
+    for f in &report.file_shapes {
+        let added = match (f.input_volume, f.added_volume, f.added_fraction) {
+            (Some(input), Some(added), Some(fraction)) => format!(
+                "mesh volume {}, hull adds {} ({:.1} %)",
+                short(input),
+                short(added),
+                100.0 * fraction
+            ),
+            _ => "input volume unknown (a point cloud or an open mesh)".to_string(),
+        };
+        println!(
+            "    {} {} '{}': {} points, hull of {} vertices, hull volume {}; {added}",
+            escape_controls(&f.population, false),
+            escape_controls(&f.file, false),
+            escape_controls(&f.object, false),
+            f.points,
+            f.hull_vertices,
+            short(f.hull_volume)
+        );
+    }
     for w in &report.warnings {
         println!("warning: {}", escape_controls(w, false));
     }

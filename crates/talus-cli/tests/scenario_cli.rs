@@ -174,3 +174,31 @@ fn a_blow_up_stops_the_run_with_its_cause() {
     assert!(text(&forced.stderr).contains("blew up"));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn check_reports_what_the_hull_adds_to_each_file_shape() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/shapes_pile.ron");
+    let out = talus(&["check", file]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}{}", stdout, text(&out.stderr));
+    assert!(stdout.contains("file shapes"), "{stdout}");
+    // The dented rock is not convex: its hull adds volume; the sand is a point cloud.
+    let rock = stdout
+        .lines()
+        .find(|l| l.contains("rock.obj 'rock_a'"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(rock.contains("hull adds"), "{rock}");
+    assert!(!rock.contains("hull adds 0 "), "{rock}");
+    let sand = stdout
+        .lines()
+        .find(|l| l.contains("sand.xyz"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(sand.contains("input volume unknown"), "{sand}");
+    // The same report as JSON.
+    let out = talus(&["check", "--json", file]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shapes = json["file_shapes"].as_array().unwrap();
+    assert_eq!(shapes.len(), 5);
+    assert!(shapes[0]["added_volume"].as_f64().unwrap() > 0.0);
+    assert!(shapes[4]["input_volume"].is_null());
+}

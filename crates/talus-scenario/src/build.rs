@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use talus_geom::generate::{ellipsoid_grain, rectangular_box};
 use talus_geom::glam::{DMat3, DQuat, DVec3};
-use talus_geom::{BoundingEllipsoid, Pose};
+use talus_geom::{BoundingEllipsoid, ConvexPolyhedron, Pose};
 use talus_sim::broad::BroadPhaseKind;
 use talus_sim::force::{
     Coefficients, ForceModel, ForceModelError, ForceModelRegistry, PartChoice, Role,
@@ -24,6 +24,7 @@ use talus_sim::wall::{WallGeometry, WallId};
 use talus_sim::{BoundingMethod, DEFAULT_RENUMBER_EVERY, GrainDesc, GrainId, SimParams, World};
 
 use crate::error::ScenarioError;
+use crate::grain_shapes::{self, FileShapes};
 use crate::pairs;
 use crate::placement::{
     MAX_SITES, PlacedGrain, first_overlapping_pair, grain_rng, jittered, lattice_site_count,
@@ -39,8 +40,6 @@ use crate::walls::{build_walls, v3};
 const DEFAULT_GAP: f64 = 0.05;
 /// Default jitter of lattice sites, relative to the free space.
 const DEFAULT_JITTER: f64 = 0.5;
-/// Default number of distinct shapes per population.
-const DEFAULT_DISTINCT_SHAPES: usize = 32;
 
 /// A population in the built world.
 #[derive(Debug, Clone)]
@@ -59,6 +58,9 @@ pub struct Population {
     pub velocity: DVec3,
     /// Largest bounding radius of its shapes.
     pub radius: f64,
+    /// The extent along x, y and z of the box that holds any of its grains unturned (as
+    /// generated, or as in its file), centred at the grain's centre of mass.
+    pub aligned_extent: DVec3,
     /// How it is poured, if it is.
     pub pour: Option<Pour>,
     /// How it is dripped, if it is.
@@ -121,6 +123,8 @@ pub struct Experiment {
     pub walls: Vec<WallGroup>,
     /// The critical time step over all populations' shapes and materials.
     pub critical_dt: f64,
+    /// The shapes read from files, by population (kept in checkpoints).
+    pub file_shapes: FileShapes,
 }
 
 impl Experiment {
@@ -137,13 +141,37 @@ impl Experiment {
 /// With `place_grains` false, no grain is added (a resumed run restores them from its
 /// checkpoint instead); shapes, materials, walls and pouring sites are built as always.
 ///
+/// Shape files are read here, relative to the directory of `path`.
+///
 /// # Errors
-/// Every validation failure ([`ScenarioError::Invalid`], the first one if several), an
-/// unknown force model or coefficient, a time step above the critical one, a region too
-/// small for its grains, and grains that start inside a wall or another grain.
+/// Every validation failure ([`ScenarioError::Invalid`], the first one if several), a shape
+/// file that cannot be used ([`ScenarioError::ShapeFile`]), an unknown force model or
+/// coefficient, a time step above the critical one, a region too small for its grains, and
+/// grains that start inside a wall or another grain.
 pub fn build(
     scenario: &Scenario,
     path: &Path,
+    registry: &ForceModelRegistry,
+    threads: usize,
+    place_grains: bool,
+) -> Result<Experiment, ScenarioError> {
+    if let Some(first) = validate(scenario, path).into_iter().next() {
+        return Err(first);
+    }
+    let file_shapes = grain_shapes::load(scenario, path)?;
+    build_with_shapes(scenario, path, file_shapes, registry, threads, place_grains)
+}
+
+/// As [`build`], with the populations' file shapes given (those of a checkpoint) instead
+/// of read from their files.
+///
+/// # Errors
+/// As [`build`]; file shapes that do not fit the scenario's populations are an
+/// [`ScenarioError::Engine`] error.
+pub fn build_with_shapes(
+    scenario: &Scenario,
+    path: &Path,
+    file_shapes: FileShapes,
     registry: &ForceModelRegistry,
     threads: usize,
     place_grains: bool,
@@ -223,9 +251,15 @@ pub fn build(
     let mut critical_dt = f64::INFINITY;
     for (p, spec) in s.grains.iter().enumerate() {
         let field = format!("grains[{p}]");
-        let distinct = spec
-            .distinct_shapes
-            .unwrap_or(spec.count.min(DEFAULT_DISTINCT_SHAPES));
+        let files = file_shapes.0.get(p).map(Vec::as_slice).unwrap_or(&[]);
+        let ellipsoid = spec.ellipsoid();
+        if ellipsoid.is_none() == files.is_empty() {
+            return Err(engine(
+                &field,
+                "the file shapes given do not fit the population".into(),
+            ));
+        }
+        let distinct = grain_shapes::distinct_shapes(spec, files.len());
         let material_index = s
             .materials
             .iter()
@@ -233,24 +267,41 @@ pub fn build(
             .unwrap_or(0);
         let mut rng = ChaCha8Rng::seed_from_u64(s.seed);
         rng.set_stream(p as u64);
-        let semi = v3(spec.semi_axes);
         let mut shapes = Vec::with_capacity(distinct);
         let mut radius: f64 = 0.0;
+        let mut aligned_half = DVec3::ZERO;
         for k in 0..distinct {
             let scale = 1.0 + spec.size_spread * (2.0 * rng.random::<f64>() - 1.0);
-            let poly = ellipsoid_grain(spec.vertices, semi * scale, &mut rng)
-                .map_err(|e| engine(&field, e.to_string()))?;
-            let ellipsoid =
-                BoundingEllipsoid::enclosing(&poly, DVec3::ZERO, DMat3::IDENTITY, semi * scale)
+            let (poly, bound) = match ellipsoid {
+                Some((vertices, semi)) => {
+                    let semi = v3(semi);
+                    let poly = ellipsoid_grain(vertices, semi * scale, &mut rng)
+                        .map_err(|e| engine(&field, e.to_string()))?;
+                    let bound = BoundingEllipsoid::enclosing(
+                        &poly,
+                        DVec3::ZERO,
+                        DMat3::IDENTITY,
+                        semi * scale,
+                    )
                     .map_err(|e| engine(&field, e.to_string()))?;
+                    (poly, Some(bound))
+                }
+                None => (
+                    file_grain(spec, &files[k % files.len()], scale, &field, path)?,
+                    None,
+                ),
+            };
             let id = world
-                .add_shape(&format!("{}/{k}", spec.name), &poly, Some(ellipsoid))
+                .add_shape(&format!("{}/{k}", spec.name), &poly, bound)
                 .map_err(|e| engine(&field, e.to_string()))?;
             let shape = world
                 .shapes()
                 .get(id)
                 .map_err(|e| engine(&field, e.to_string()))?;
             radius = radius.max(shape.radius);
+            for v in shape.body.vertices() {
+                aligned_half = aligned_half.max((shape.body_to_input * *v).abs());
+            }
             let critical = world
                 .critical_time_step_of(id, MaterialId(material_index as u16))
                 .map_err(|e| engine(&field, e.to_string()))?;
@@ -265,6 +316,12 @@ pub fn build(
             count: spec.count,
             velocity: spec.velocity.map_or(DVec3::ZERO, v3),
             radius,
+            // Every vertex of a generated grain lies on its generating ellipsoid: the
+            // largest one's box holds them all.
+            aligned_extent: match ellipsoid {
+                Some((_, semi)) => 2.0 * v3(semi) * (1.0 + spec.size_spread),
+                None => 2.0 * aligned_half,
+            },
             pour: None,
             drip: None,
         });
@@ -315,13 +372,11 @@ pub fn build(
                 orientation,
             } => {
                 let grow = 1.0 + gap.unwrap_or(DEFAULT_GAP);
-                // Turned at random, a grain needs its bounding sphere; aligned, the box of
-                // its largest generating ellipsoid (every vertex lies on that ellipsoid).
+                // Turned at random, a grain needs its bounding sphere; aligned, the box that
+                // holds it unturned.
                 let (extent, aligned) = match orientation {
                     Orientation::Random => (DVec3::splat(2.0 * pop.radius), false),
-                    Orientation::Aligned => {
-                        (2.0 * v3(spec.semi_axes) * (1.0 + spec.size_spread), true)
-                    }
+                    Orientation::Aligned => (pop.aligned_extent, true),
                 };
                 let spacing = extent * grow;
                 let available = lattice_site_count(v3(*min), v3(*max), spacing);
@@ -507,6 +562,32 @@ pub fn build(
         populations,
         walls,
         critical_dt,
+        file_shapes,
+    })
+}
+
+/// The grain of a file shape at the population's scale times `spread` (its size factor):
+/// the convex hull of the scaled points.
+fn file_grain(
+    spec: &crate::schema::PopulationSpec,
+    shape: &crate::shape_file::FileShape,
+    spread: f64,
+    field: &str,
+    path: &Path,
+) -> Result<ConvexPolyhedron, ScenarioError> {
+    let scale = spec
+        .shape
+        .as_ref()
+        .map_or(1.0, |s| grain_shapes::scale_factor(shape, s.scale()))
+        * spread;
+    let points: Vec<DVec3> = shape.points.iter().map(|p| *p * scale).collect();
+    ConvexPolyhedron::from_points(&points).map_err(|e| ScenarioError::Engine {
+        path: path.to_path_buf(),
+        context: field.to_string(),
+        message: format!(
+            "shape '{}' of {} scaled by {scale}: {e}",
+            shape.object, shape.file
+        ),
     })
 }
 

@@ -9,6 +9,7 @@ use talus_sim::force::ForceModelRegistry;
 
 use crate::build::build;
 use crate::error::ScenarioError;
+use crate::grain_shapes::FileShapes;
 use crate::number::short;
 use crate::pairs::{self, PairReport};
 use crate::resources::{DISK_LIMIT, bytes, estimate, memory_shortfall};
@@ -51,6 +52,33 @@ pub struct CheckReport {
     pub pairs: Vec<PairReport>,
     /// Legal choices that are probably not meant.
     pub warnings: Vec<String>,
+    /// Every shape read from a file, and what its convex hull adds to it.
+    pub file_shapes: Vec<FileShapeReport>,
+}
+
+/// A shape read from a file: a grain is the convex hull of its points, which adds volume
+/// to a non-convex input. Volumes are in the file's units cubed, before any scaling.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FileShapeReport {
+    /// The population.
+    pub population: String,
+    /// The file, as the scenario names it.
+    pub file: String,
+    /// The shape's name within the file.
+    pub object: String,
+    /// Points read.
+    pub points: usize,
+    /// Vertices of the convex hull.
+    pub hull_vertices: usize,
+    /// Volume of the convex hull.
+    pub hull_volume: f64,
+    /// Volume the input encloses: known for a closed mesh, unknown (`None`) for a point
+    /// cloud or an open mesh.
+    pub input_volume: Option<f64>,
+    /// Volume the hull adds to the input (hull − input), where the input's is known.
+    pub added_volume: Option<f64>,
+    /// The added volume as a fraction of the input's.
+    pub added_fraction: Option<f64>,
 }
 
 /// Checks `scenario` (read from `path`): every validation failure, the memory the run
@@ -123,11 +151,21 @@ pub fn check(
         }
     }
     // Beverloo's law and the clogging threshold speak of a typical grain: the diameter of
-    // the sphere of the generating ellipsoid's volume, for the coarsest population.
+    // the sphere of the generating ellipsoid's volume (of the largest grain's, for file
+    // shapes), for the coarsest population.
     let d = s
         .grains
         .iter()
-        .map(|p| 2.0 * (p.semi_axes.0 * p.semi_axes.1 * p.semi_axes.2).cbrt())
+        .zip(&exp.populations)
+        .map(|(p, pop)| match p.ellipsoid() {
+            Some((_, a)) => 2.0 * (a.0 * a.1 * a.2).cbrt(),
+            None => pop
+                .shapes
+                .iter()
+                .filter_map(|id| world.shapes().get(*id).ok())
+                .map(|shape| 2.0 * shape.equivalent_radius)
+                .fold(0.0, f64::max),
+        })
         .fold(0.0, f64::max);
     for w in &s.walls {
         if let WallShape::Hopper { orifice, .. } = &w.shape
@@ -145,7 +183,15 @@ pub fn check(
             "a long run without time.checkpoint_interval: if it is stopped, it starts over".into(),
         );
     }
-    if s.grains.iter().any(|p| p.vertices > 200) {
+    let most_vertices = exp
+        .populations
+        .iter()
+        .flat_map(|pop| &pop.shapes)
+        .filter_map(|id| world.shapes().get(*id).ok())
+        .map(|shape| shape.body.vertices().len())
+        .max()
+        .unwrap_or(0);
+    if most_vertices > 200 {
         warnings.push(
             "grains with more than 200 vertices: the narrow phase is fast at any count, but bounding boxes by min-max grow with it (bounding: Ellipsoid is O(1))".into(),
         );
@@ -222,5 +268,27 @@ pub fn check(
         frames: needs.frames,
         pairs: pairs::report(registry, s),
         warnings,
+        file_shapes: file_shape_reports(s, &exp.file_shapes),
     })
+}
+
+/// The hull report of every file shape, population by population.
+fn file_shape_reports(s: &Scenario, shapes: &FileShapes) -> Vec<FileShapeReport> {
+    s.grains
+        .iter()
+        .zip(&shapes.0)
+        .flat_map(|(p, shapes)| {
+            shapes.iter().map(|shape| FileShapeReport {
+                population: p.name.clone(),
+                file: shape.file.clone(),
+                object: shape.object.clone(),
+                points: shape.points.len(),
+                hull_vertices: shape.hull_vertices,
+                hull_volume: shape.hull_volume,
+                input_volume: shape.mesh_volume,
+                added_volume: shape.added_volume(),
+                added_fraction: shape.mesh_volume.map(|v| (shape.hull_volume - v) / v),
+            })
+        })
+        .collect()
 }

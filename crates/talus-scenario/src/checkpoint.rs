@@ -18,6 +18,7 @@ use talus_sim::WorldSnapshot;
 
 use crate::checksum::crc32c;
 use crate::error::ScenarioError;
+use crate::grain_shapes::FileShapes;
 use crate::journal::{HistoryMark, Journal};
 use crate::output::atomic::write_atomic;
 use crate::output::run_dir::HISTORY_FILE;
@@ -28,7 +29,8 @@ const MAGIC: &[u8; 8] = b"TALUSCK\0";
 /// Layout version of the file (3: each contact keeps the faces that bounded its overlap;
 /// 4: and the order its bodies are met in, which renumbering the proxies can reverse; 5: the
 /// kinds of grain keep the inverse mass a contact meets, for the critical step; 6: the run
-/// keeps the step of each dripping population's last release and its waits).
+/// keeps the step of each dripping population's last release and its waits, and the shapes
+/// read from files).
 const FORMAT: u32 = 6;
 /// Bytes before the payload: magic, version, length, checksum.
 const HEADER: usize = 24;
@@ -40,6 +42,9 @@ pub struct Checkpoint {
     pub scenario: String,
     /// The file the scenario was read from (for messages).
     pub source: String,
+    /// The shapes the populations read from files when the run started: a resumed run uses
+    /// these, not the files, which may have changed since.
+    pub shapes: FileShapes,
     /// The run's state: outputs so far, probes, pouring progress.
     pub state: RunState,
     /// The world's dynamic state.
@@ -56,6 +61,8 @@ pub struct CheckpointRef<'a> {
     pub scenario: &'a str,
     /// See [`Checkpoint::source`].
     pub source: &'a str,
+    /// See [`Checkpoint::shapes`].
+    pub shapes: &'a FileShapes,
     /// See [`Checkpoint::state`].
     pub state: &'a RunState,
     /// See [`Checkpoint::world`].

@@ -97,7 +97,26 @@ pub enum ScenarioError {
         /// What is wrong.
         problem: String,
     },
+    /// A grain shape file cannot be used: unreadable, of an unknown kind, malformed, or not
+    /// enclosing a volume.
+    #[error("{}", located(path, *line, problem))]
+    ShapeFile {
+        /// The shape file.
+        path: PathBuf,
+        /// The line of the problem (from 1), where there is one.
+        line: Option<usize>,
+        /// What is wrong.
+        problem: String,
+    },
     /// The simulation became unphysical.
     #[error("{0}")]
     BlowUp(String),
+}
+
+/// `path:line: problem`, or `path: problem` without a line.
+fn located(path: &std::path::Path, line: Option<usize>, problem: &str) -> String {
+    match line {
+        Some(line) => format!("{}:{line}: {problem}", path.display()),
+        None => format!("{}: {problem}", path.display()),
+    }
 }

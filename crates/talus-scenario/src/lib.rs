@@ -5,8 +5,9 @@
 //! * [`schema`]: the file's format; [`load`]: reading it and `--set` overrides;
 //!   [`validate`]: range and reference checks; [`check`]: the report of `talus check`;
 //!   [`resources`]: the memory and disk a run needs and the machine has;
-//! * [`build`]: the world a scenario describes, with [`walls`], [`placement`] and the
-//!   contact coefficients of each pair of materials ([`pairs`]);
+//! * [`build`]: the world a scenario describes, with [`walls`], [`placement`], the
+//!   contact coefficients of each pair of materials ([`pairs`]) and grain shapes read from
+//!   files ([`shape_file`] reads one file, [`grain_shapes`] those of every population);
 //! * [`run`]: the run loop, with [`probe`] (measurements), [`analysis`] (their math),
 //!   [`frames`], [`summary`], [`checkpoint`] with its [`journal`] and [`checksum`], and
 //!   [`blowup`] detection; [`sweep`]: parameter sweeps over many runs;
@@ -21,6 +22,7 @@ pub mod checkpoint;
 pub mod checksum;
 pub mod error;
 pub mod frames;
+pub mod grain_shapes;
 pub mod journal;
 pub mod load;
 pub mod number;
@@ -31,6 +33,7 @@ pub mod probe;
 pub mod resources;
 pub mod run;
 pub mod schema;
+pub mod shape_file;
 pub mod summary;
 pub mod sweep;
 pub mod validate;

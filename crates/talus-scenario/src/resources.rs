@@ -92,7 +92,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         .iter()
         .map(|p| {
             let distinct = p.distinct_shapes.unwrap_or(p.count.min(32)) as u64;
-            distinct.saturating_mul(p.vertices as u64)
+            distinct.saturating_mul(vertices_of(p))
         })
         .fold(0, u64::saturating_add);
 
@@ -111,7 +111,7 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
         .iter()
         .map(|p| {
             (p.count as u64)
-                .saturating_mul(FRAME_BYTES_PER_GRAIN + FRAME_BYTES_PER_VERTEX * p.vertices as u64)
+                .saturating_mul(FRAME_BYTES_PER_GRAIN + FRAME_BYTES_PER_VERTEX * vertices_of(p))
         })
         .fold(0, u64::saturating_add);
     let frame_bytes = frames.saturating_mul(frame_grain_bytes);
@@ -289,6 +289,16 @@ pub fn shortfalls(needs: &Estimate, out: &Path) -> Vec<String> {
         .into_iter()
         .chain(disk_shortfall(needs, out))
         .collect()
+}
+
+/// Vertices assumed per grain of a population whose shapes come from files: the count is
+/// only known once the files are read; scanned grains' hulls usually have tens to a few
+/// hundred vertices.
+const ASSUMED_FILE_SHAPE_VERTICES: u64 = 128;
+
+/// Vertices per grain of a population, for the estimate.
+fn vertices_of(p: &crate::schema::PopulationSpec) -> u64 {
+    p.vertices.map_or(ASSUMED_FILE_SHAPE_VERTICES, |v| v as u64)
 }
 
 #[cfg(test)]

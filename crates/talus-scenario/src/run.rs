@@ -15,7 +15,7 @@ use talus_sim::force::ForceModelRegistry;
 use talus_sim::{GrainId, StepStats};
 
 use crate::blowup::{BlowUpCheck, Limits};
-use crate::build::{Experiment, build, grain_desc};
+use crate::build::{Experiment, build, build_with_shapes, grain_desc};
 use crate::checkpoint::{self, CheckpointRef};
 use crate::error::ScenarioError;
 use crate::frames::{frame_files, write_frame};
@@ -263,7 +263,8 @@ impl Runner {
         let (cp, journal) = checkpoint::read_with_journal(&file)?;
         let source = PathBuf::from(&cp.source);
         let scenario = parse(&cp.scenario, &source)?;
-        let mut exp = build(&scenario, &source, registry, threads, false)?;
+        // The shapes the run started with, not the files, which may have changed since.
+        let mut exp = build_with_shapes(&scenario, &source, cp.shapes, registry, threads, false)?;
         exp.world
             .restore(cp.world)
             .map_err(|e| ScenarioError::Checkpoint {
@@ -599,6 +600,7 @@ impl Runner {
             &CheckpointRef {
                 scenario: &scenario,
                 source: &source,
+                shapes: &self.exp.file_shapes,
                 state: &self.state,
                 world: &world,
                 history,

@@ -254,16 +254,27 @@ pub struct PopulationSpec {
     pub name: String,
     /// Number of grains.
     pub count: usize,
-    /// Vertices per grain (4 to 10000), on an ellipsoid (§3.1).
-    pub vertices: usize,
-    /// Semi-axes of the ellipsoid (m).
-    pub semi_axes: Vec3,
+    /// Vertices per grain (4 to 10000), on an ellipsoid (§3.1): the ellipsoid generator,
+    /// with `semi_axes`. Left out when the grains come from files (`shape`).
+    #[serde(default)]
+    pub vertices: Option<usize>,
+    /// Semi-axes of the ellipsoid (m), with `vertices`; left out with `shape`.
+    #[serde(default)]
+    pub semi_axes: Option<Vec3>,
+    /// Grain shapes read from files instead of the ellipsoid generator, e.g.
+    /// `shape: File(path: "shapes/rock.obj", scale: Diameter(0.01))`; default none (then
+    /// `vertices` and `semi_axes` are required). Exactly one of the two ways is given.
+    #[serde(default)]
+    pub shape: Option<ShapeSpec>,
     /// Relative spread of the grain size: scale factors are uniform in
-    /// [1 − spread, 1 + spread]; default 0, allowed [0, 0.9].
+    /// [1 − spread, 1 + spread]; default 0, allowed [0, 0.9]. It applies on top of a file
+    /// shape's `scale`.
     #[serde(default)]
     pub size_spread: f64,
     /// Number of distinct grain shapes the population cycles through; default
-    /// min(count, 32).
+    /// min(count, 32). With file shapes, distinct shape `k` is the file shape
+    /// `k mod (number of file shapes)` at its own size factor; the default is then the number
+    /// of file shapes without a size spread, at least 32 with one, and at most `count`.
     #[serde(default)]
     pub distinct_shapes: Option<usize>,
     /// Material name.
@@ -273,6 +284,77 @@ pub struct PopulationSpec {
     /// Initial velocity of every grain (m/s); default at rest.
     #[serde(default)]
     pub velocity: Option<Vec3>,
+}
+
+impl PopulationSpec {
+    /// The ellipsoid generator's vertex count and semi-axes, when the population uses it
+    /// (both given and no file `shape`).
+    #[must_use]
+    pub fn ellipsoid(&self) -> Option<(usize, Vec3)> {
+        match (&self.shape, self.vertices, self.semi_axes) {
+            (None, Some(vertices), Some(semi_axes)) => Some((vertices, semi_axes)),
+            _ => None,
+        }
+    }
+}
+
+/// Grain shapes read from files. Each file gives one grain shape or several (an OBJ file
+/// with several objects or groups, a point cloud with blank lines between grains); a grain
+/// is the convex hull of its shape's points, and a population cycles through the shapes of
+/// its files in order. Paths are relative to the scenario file's directory.
+///
+/// Formats, by extension (any case): `.obj` (Wavefront), `.stl` (ASCII or binary), `.ply`
+/// (ASCII or binary), `.xyz`, `.csv` and `.txt` (point clouds: three coordinates per line,
+/// separated by spaces, tabs or commas; `#` starts a comment; a first line that is not
+/// numbers is a header; a blank line ends a grain).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum ShapeSpec {
+    /// The shapes of one file.
+    File {
+        /// The file, relative to the scenario file's directory.
+        path: String,
+        /// How the shapes are sized.
+        scale: ShapeScale,
+    },
+    /// The shapes of several files, in order.
+    Files {
+        /// The files, relative to the scenario file's directory.
+        paths: Vec<String>,
+        /// How the shapes are sized (each shape on its own).
+        scale: ShapeScale,
+    },
+}
+
+impl ShapeSpec {
+    /// The files, as written in the scenario.
+    #[must_use]
+    pub fn paths(&self) -> Vec<&str> {
+        match self {
+            ShapeSpec::File { path, .. } => vec![path.as_str()],
+            ShapeSpec::Files { paths, .. } => paths.iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// How the shapes are sized.
+    #[must_use]
+    pub fn scale(&self) -> ShapeScale {
+        match self {
+            ShapeSpec::File { scale, .. } | ShapeSpec::Files { scale, .. } => *scale,
+        }
+    }
+}
+
+/// How a file shape is sized before the population's `size_spread` applies.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum ShapeScale {
+    /// Scaled so that its convex hull has the volume of a sphere of this diameter (m): the
+    /// equivalent-sphere diameter `(6 V / π)^(1/3)`.
+    Diameter(f64),
+    /// Coordinates multiplied by this factor (e.g. 0.001 for a file in millimetres).
+    Factor(f64),
+    /// Coordinates taken as metres.
+    KeepSize,
 }
 
 /// Where grains start.
@@ -345,7 +427,7 @@ pub enum Orientation {
     /// Uniformly random.
     #[default]
     Random,
-    /// The generating ellipsoid's axes along x, y and z.
+    /// The generating ellipsoid's axes (a file shape's own axes) along x, y and z.
     Aligned,
 }
 

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use crate::error::ScenarioError;
 use crate::number::short;
 use crate::schema::{
-    HopperKind, MeasurementSpec, MotionSpec, Placement, PopulationSpec, Scenario, Vec3, WallShape,
+    HopperKind, MeasurementSpec, MotionSpec, Placement, PopulationSpec, Scenario, ShapeScale,
+    ShapeSpec, Vec3, WallShape,
 };
 
 /// Largest magnitude of a coordinate or vector component (m, m/s, …).
@@ -29,6 +30,10 @@ const MAX_GRAVITY: f64 = 1e4;
 const DENSITY_RANGE: (f64, f64) = (0.1, 1e8);
 /// Range of a grain's semi-axes (m): from fine powders to boulders.
 const SEMI_AXIS_RANGE: (f64, f64) = (1e-6, 100.0);
+/// Range of a file shape's equivalent-sphere diameter (m), as for the semi-axes.
+const DIAMETER_RANGE: (f64, f64) = (2e-6, 200.0);
+/// Range of the factor applied to a file shape's coordinates.
+const FACTOR_RANGE: (f64, f64) = (1e-12, 1e12);
 /// Largest ratio of a grain's longest to its shortest semi-axis.
 const MAX_ASPECT_RATIO: f64 = 50.0;
 /// Longest name (characters) of a scenario, material, population or wall.
@@ -113,7 +118,7 @@ pub fn validate(scenario: &Scenario, path: &Path) -> Vec<ScenarioError> {
         .map(|p| {
             p.distinct_shapes
                 .unwrap_or(p.count.min(32))
-                .saturating_mul(p.vertices)
+                .saturating_mul(p.vertices.unwrap_or(0))
         })
         .fold(0, usize::saturating_add);
     if shape_vertices > MAX_SHAPE_VERTICES {
@@ -251,6 +256,81 @@ impl Checker {
             );
         }
         ok
+    }
+
+    /// Exactly one way of making the grains: the ellipsoid generator (`vertices` and
+    /// `semi_axes`) or files (`shape`).
+    fn grain_shape(&mut self, f: &str, p: &PopulationSpec) {
+        let both = "either vertices and semi_axes (the ellipsoid generator) or shape (files)";
+        match (&p.shape, p.vertices, p.semi_axes) {
+            (None, Some(vertices), Some(semi_axes)) => {
+                if !(4..=MAX_VERTICES).contains(&vertices) {
+                    self.fail(
+                        &format!("{f}.vertices"),
+                        format!("{vertices} vertices"),
+                        "4 to 10000 vertices",
+                    );
+                }
+                self.semi_axes(&format!("{f}.semi_axes"), semi_axes);
+            }
+            (None, None, None) => {
+                self.fail(f, "no grain shape is given".into(), both);
+            }
+            (None, Some(_), None) => self.fail(
+                &format!("{f}.semi_axes"),
+                "missing: the ellipsoid generator needs vertices and semi_axes".into(),
+                both,
+            ),
+            (None, None, Some(_)) => self.fail(
+                &format!("{f}.vertices"),
+                "missing: the ellipsoid generator needs vertices and semi_axes".into(),
+                both,
+            ),
+            (Some(_), vertices, semi_axes) if vertices.is_some() || semi_axes.is_some() => {
+                self.fail(
+                    &format!("{f}.shape"),
+                    "given together with vertices or semi_axes".into(),
+                    both,
+                );
+            }
+            (Some(shape), _, _) => self.shape_spec(&format!("{f}.shape"), shape),
+        }
+    }
+
+    fn shape_spec(&mut self, f: &str, shape: &ShapeSpec) {
+        if shape.paths().is_empty() {
+            self.fail(&format!("{f}.paths"), "no file".into(), "at least one file");
+        }
+        for (k, path) in shape.paths().iter().enumerate() {
+            if path.trim().is_empty() {
+                let field = match shape {
+                    ShapeSpec::File { .. } => format!("{f}.path"),
+                    ShapeSpec::Files { .. } => format!("{f}.paths[{k}]"),
+                };
+                self.fail(&field, "an empty path".into(), "a file's path");
+            }
+        }
+        match shape.scale() {
+            ShapeScale::Diameter(d)
+                if !(d.is_finite() && (DIAMETER_RANGE.0..=DIAMETER_RANGE.1).contains(&d)) =>
+            {
+                self.fail(
+                    &format!("{f}.scale"),
+                    format!("a diameter of {} m", short(d)),
+                    "an equivalent-sphere diameter from 2·10^-6 m to 200 m",
+                );
+            }
+            ShapeScale::Factor(x)
+                if !(x.is_finite() && (FACTOR_RANGE.0..=FACTOR_RANGE.1).contains(&x)) =>
+            {
+                self.fail(
+                    &format!("{f}.scale"),
+                    format!("a factor of {}", short(x)),
+                    "a factor from 10^-12 to 10^12",
+                );
+            }
+            _ => {}
+        }
     }
 
     fn semi_axes(&mut self, field: &str, a: Vec3) {
@@ -534,14 +614,7 @@ impl Checker {
                 "1 to 10^7 grains",
             );
         }
-        if !(4..=MAX_VERTICES).contains(&p.vertices) {
-            self.fail(
-                &format!("{f}.vertices"),
-                format!("{} vertices", p.vertices),
-                "4 to 10000 vertices",
-            );
-        }
-        self.semi_axes(&format!("{f}.semi_axes"), p.semi_axes);
+        self.grain_shape(&f, p);
         if !(p.size_spread.is_finite() && (0.0..=0.9).contains(&p.size_spread)) {
             self.fail(
                 &format!("{f}.size_spread"),
@@ -1116,28 +1189,56 @@ impl Checker {
     }
 }
 
-/// Whether every population's semi-axes and size spread are in range, so that grain sizes
-/// derived from them can be compared with other lengths without repeating their error.
+/// Whether every population's size and size spread are in range and at least one
+/// population has a size known before its files are read, so that grain sizes derived from
+/// them can be compared with other lengths without repeating their error.
 fn sizes_valid(s: &Scenario) -> bool {
+    let in_range = |p: &PopulationSpec| match (&p.shape, p.semi_axes) {
+        (None, Some(a)) => [a.0, a.1, a.2]
+            .iter()
+            .all(|x| x.is_finite() && (SEMI_AXIS_RANGE.0..=SEMI_AXIS_RANGE.1).contains(x)),
+        (Some(shape), None) => match shape.scale() {
+            ShapeScale::Diameter(d) => {
+                d.is_finite() && (DIAMETER_RANGE.0..=DIAMETER_RANGE.1).contains(&d)
+            }
+            _ => true,
+        },
+        _ => false,
+    };
     !s.grains.is_empty()
+        && s.grains.iter().any(|p| nominal_diameters(p).is_some())
         && s.grains.iter().all(|p| {
-            let a = [p.semi_axes.0, p.semi_axes.1, p.semi_axes.2];
-            a.iter()
-                .all(|x| x.is_finite() && (SEMI_AXIS_RANGE.0..=SEMI_AXIS_RANGE.1).contains(x))
-                && p.size_spread.is_finite()
-                && (0.0..=0.9).contains(&p.size_spread)
+            in_range(p) && p.size_spread.is_finite() && (0.0..=0.9).contains(&p.size_spread)
         })
 }
 
-/// The smallest grain diameter the populations can produce: twice the shortest semi-axis
-/// at the smallest size factor (infinite without populations).
+/// The smallest and largest diameters of a population's grains before the size spread, as
+/// far as the scenario tells without reading files: twice the shortest and the longest
+/// semi-axis of the generating ellipsoid; a file shape's equivalent-sphere diameter for both
+/// when it is scaled to one; unknown for file shapes kept at their size or scaled by a
+/// factor.
+#[must_use]
+pub fn nominal_diameters(p: &PopulationSpec) -> Option<(f64, f64)> {
+    match (&p.shape, p.semi_axes) {
+        (None, Some(a)) => Some((2.0 * a.0.min(a.1).min(a.2), 2.0 * a.0.max(a.1).max(a.2))),
+        (Some(shape), _) => match shape.scale() {
+            ShapeScale::Diameter(d) => Some((d, d)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The smallest grain diameter the populations can produce: the smallest of their
+/// [`nominal_diameters`] at the smallest size factor (infinite without populations of known
+/// size).
 #[must_use]
 pub fn smallest_grain_diameter(s: &Scenario) -> f64 {
     s.grains
         .iter()
-        .map(|p| {
-            let a = p.semi_axes;
-            2.0 * a.0.min(a.1).min(a.2) * (1.0 - p.size_spread.clamp(0.0, 0.9))
+        .filter_map(|p| {
+            let (smallest, _) = nominal_diameters(p)?;
+            Some(smallest * (1.0 - p.size_spread.clamp(0.0, 0.9)))
         })
         .fold(f64::INFINITY, f64::min)
 }
@@ -1197,15 +1298,16 @@ fn vec(v: Vec3) -> String {
     format!("({}, {}, {})", short(v.0), short(v.1), short(v.2))
 }
 
-/// The largest grain diameter the populations can produce: twice the longest semi-axis
-/// at the largest size factor.
+/// The largest grain diameter the populations can produce: the largest of their
+/// [`nominal_diameters`] at the largest size factor (−∞ without populations of known
+/// size).
 #[must_use]
 pub fn largest_grain_diameter(s: &Scenario) -> f64 {
     s.grains
         .iter()
-        .map(|p| {
-            let a = p.semi_axes;
-            2.0 * a.0.max(a.1).max(a.2) * (1.0 + p.size_spread.clamp(0.0, 0.9))
+        .filter_map(|p| {
+            let (_, largest) = nominal_diameters(p)?;
+            Some(largest * (1.0 + p.size_spread.clamp(0.0, 0.9)))
         })
         .fold(f64::NEG_INFINITY, f64::max)
 }

@@ -32,6 +32,7 @@ fn every_shipped_config_passes_check() {
         "angle_of_repose_pour",
         "vibrating_box",
         "hopper",
+        "shapes_pile",
     ] {
         assert!(
             names.iter().any(|n| n == expected),
