@@ -252,10 +252,19 @@ fn conveyor(study: &Study, docs: &Path, out: &mut String) {
 
 /// Θ_m and Θ_r of the dripped heap: one grid point, several seeds.
 fn stability(study: &Study, _docs: &Path, out: &mut String) {
-    let _ = writeln!(out, "| quantity | mean ± sd over seeds | runs |\n|---|---|---|");
+    let _ = writeln!(
+        out,
+        "| quantity | mean ± sd over seeds | runs |\n|---|---|---|"
+    );
     for (label, key) in [
-        ("Θ_m, maximum angle of stability [°]", "max_stability_angle_deg"),
-        ("Θ_r, angle of repose after avalanches [°]", "repose_angle_deg"),
+        (
+            "Θ_m, maximum angle of stability [°]",
+            "max_stability_angle_deg",
+        ),
+        (
+            "Θ_r, angle of repose after avalanches [°]",
+            "repose_angle_deg",
+        ),
         ("Θ_m − Θ_r [°]", "stability_minus_repose_deg"),
         ("avalanches", "avalanches"),
     ] {
@@ -265,7 +274,13 @@ fn stability(study: &Study, _docs: &Path, out: &mut String) {
                     .cloned()
                     .unwrap_or_else(|| "–".into())
             };
-            let _ = writeln!(out, "| {label} | {} ± {} | {} |", get("mean"), get("sd"), get("n"));
+            let _ = writeln!(
+                out,
+                "| {label} | {} ± {} | {} |",
+                get("mean"),
+                get("sd"),
+                get("n")
+            );
         }
     }
     out.push('\n');
