@@ -88,41 +88,42 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
     let report = check(&scenario, &args.file, &registry)
         .map_err(|errors| report_errors(errors, &args.overrides))?;
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{}: ok — scenario '{}'",
         args.file.display(),
         escape_controls(&report.scenario, false)
     );
-    println!(
+    outln!(
         "  grains:           {} ({} placed at the start, {} poured or dripped)",
         report.grains,
         report.placed,
         report.grains - report.placed
     );
-    println!("  walls:            {} plates and planes", report.walls);
-    println!(
+    outln!("  walls:            {} plates and planes", report.walls);
+    outln!(
         "  time step:        {:.3e} s (critical {:.3e} s, ratio {:.2})",
         report.dt,
         report.critical_dt,
         report.dt / report.critical_dt
     );
-    println!(
+    outln!(
         "  steps:            {} ({:.2e} grain-steps)",
-        report.steps, report.grain_steps
+        report.steps,
+        report.grain_steps
     );
-    println!("  memory estimate:  {}", bytes(report.memory_bytes));
-    println!(
+    outln!("  memory estimate:  {}", bytes(report.memory_bytes));
+    outln!(
         "  output estimate:  {} ({} frames)",
         bytes(report.disk_bytes),
         report.frames
     );
-    println!("  contact pairs:");
+    outln!("  contact pairs:");
     for pair in &report.pairs {
         let mut meets = Vec::new();
         if pair.grains {
@@ -144,7 +145,7 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
                 format!("{} {}{source}", c.label, short(c.value))
             })
             .collect();
-        println!(
+        outln!(
             "    {}–{} ({}): {}",
             escape_controls(&pair.materials.0, false),
             escape_controls(&pair.materials.1, false),
@@ -153,7 +154,7 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
         );
     }
     if !report.file_shapes.is_empty() {
-        println!("  file shapes (a grain is the convex hull of its shape; file units):");
+        outln!("  file shapes (a grain is the convex hull of its shape; file units):");
     }
     for f in &report.file_shapes {
         let added = match (f.input_volume, f.added_volume, f.added_fraction) {
@@ -165,7 +166,7 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
             ),
             _ => "input volume unknown (a point cloud or an open mesh)".to_string(),
         };
-        println!(
+        outln!(
             "    {} {} '{}': {} points, hull of {} vertices, hull volume {}; {added}",
             escape_controls(&f.population, false),
             escape_controls(&f.file, false),
@@ -176,7 +177,7 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
         );
     }
     for w in &report.warnings {
-        println!("warning: {}", escape_controls(w, false));
+        outln!("warning: {}", escape_controls(w, false));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -309,17 +310,17 @@ pub fn resume_dir(args: &ResumeArgs) -> Result<ExitCode, String> {
 /// their coefficients.
 pub fn list_models() -> Result<ExitCode, String> {
     let registry = ForceModelRegistry::default();
-    println!("force models (force_model: (name: …, coefficients: {{…}})):");
+    outln!("force models (force_model: (name: …, coefficients: {{…}})):");
     for entry in registry.entries() {
-        println!("{}: {}", entry.name, entry.description);
+        outln!("{}: {}", entry.name, entry.description);
         print_coefficients(entry.coefficients);
     }
-    println!();
-    println!(
+    outln!();
+    outln!(
         "parts (force_model: (name: …, parts: (normal: (name: …, coefficients: {{…}}), damping: …, tangential: …, twisting: …, rolling: …, cohesion: …))):"
     );
     for entry in registry.part_entries() {
-        println!(
+        outln!(
             "{} {}: {}",
             entry.role.name(),
             entry.name,
@@ -337,7 +338,7 @@ fn print_coefficients(coefficients: &[CoefficientSpec]) {
         let default = c
             .default
             .map_or_else(|| "required".to_string(), |d| format!("default {d}"));
-        println!(
+        outln!(
             "  {:<18} [{}] {}; {} ({default}; pairs of materials: {})",
             c.name,
             c.unit,
@@ -386,7 +387,7 @@ fn drive(runner: &mut Runner, quiet: bool) -> Result<ExitCode, String> {
 fn print_summary(out: &Path) -> Result<ExitCode, String> {
     let path = out.join(SUMMARY_FILE);
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    println!("{}", escape_controls(&text, true));
+    outln!("{}", escape_controls(&text, true));
     let summary: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     match summary["status"].as_str() {

@@ -13,12 +13,13 @@
 //! built, a simulation that blows up, an output that cannot be written), 3 when a run
 //! reached its end but its results are suspect (the warnings say why).
 
+#[macro_use]
+mod terminal;
 mod experiment;
 mod output;
 mod parse;
 mod shape;
 mod sweep;
-mod terminal;
 
 use std::process::ExitCode;
 

@@ -206,7 +206,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, String> {
     let clean = count(&["finished", "at_rest"]);
     let suspect = count(&["suspect"]);
     let broken = total - clean - suspect;
-    println!(
+    outln!(
         "{clean} of {total} runs finished, {suspect} suspect, {broken} blew up or failed; \
          {} and {} ({} answers), {} plots in {}",
         TABLE_FILE,

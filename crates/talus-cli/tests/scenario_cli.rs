@@ -202,3 +202,21 @@ fn check_reports_what_the_hull_adds_to_each_file_shape() {
     assert!(shapes[0]["added_volume"].as_f64().unwrap() > 0.0);
     assert!(shapes[4]["input_volume"].is_null());
 }
+
+#[test]
+fn a_closed_pipe_ends_talus_quietly() {
+    // `talus check F | head -1`: the reader goes before talus writes its report.
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/hopper.ron");
+    let mut child = std::process::Command::new(common::TALUS)
+        .arg("check")
+        .arg(&file)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(141), "{stderr}");
+}
