@@ -614,6 +614,11 @@ pub enum MeasurementSpec {
         /// (0.2, 0.8).
         #[serde(default)]
         fit: Option<(f64, f64)>,
+        /// The pile's faces in the range: `One` (default) falls along `direction`; `Both`
+        /// is a heap with its apex inside the range, each face fitted on its own side of
+        /// the highest bin and the angle their mean.
+        #[serde(default)]
+        flanks: Flanks,
     },
     /// A vibrated bed (§1.2.2): solid fraction per horizontal layer of the region (which
     /// moves with the driving wall), granular temperature, and the height of an intruder
@@ -697,6 +702,17 @@ pub enum MeasurementSpec {
         #[serde(default)]
         sub_windows: Option<usize>,
     },
+}
+
+/// The faces of a pile an angle of repose is fitted to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Flanks {
+    /// One face, falling along the measurement's direction (a slumped column against a
+    /// back wall).
+    #[default]
+    One,
+    /// Two faces either side of an apex inside the range (a poured heap).
+    Both,
 }
 
 /// What is written besides `summary.json` and `timeseries.csv` (always written).

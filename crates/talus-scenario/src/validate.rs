@@ -970,6 +970,7 @@ impl Checker {
                 range,
                 bins,
                 fit,
+                flanks: _,
             } => self.surface_fit(f, *direction, *floor, *range, *bins, *fit, s),
             MeasurementSpec::MaxStability {
                 direction,

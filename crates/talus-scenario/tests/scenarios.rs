@@ -289,3 +289,51 @@ fn quick_drip_and_conveyor_run_to_the_end_with_gear_at_the_step_check_allows() {
         let _ = std::fs::remove_dir_all(out);
     }
 }
+
+#[test]
+fn poured_heap_stands_on_both_flanks() {
+    let (out, summary) = run_config(
+        "angle_of_repose_pour",
+        &[
+            "grains[0].count=220",
+            "time.end=1.1",
+            "time.stop_at_rest.after=0.9",
+            "outputs.frame_interval=None",
+            "outputs.plots=false",
+        ],
+    );
+    // Each face fitted on its own side of the apex; a heap of a few grains' height stands
+    // between the slope a frictional grain slides on and the 60° no dry heap exceeds.
+    let near = number(&summary, "angle_of_repose_near_face_deg");
+    let far = number(&summary, "angle_of_repose_far_face_deg");
+    for face in [near, far] {
+        assert!((10.0..=60.0).contains(&face), "faces {near}° and {far}°");
+    }
+    let mean = number(&summary, "angle_of_repose_deg");
+    assert!((mean - 0.5 * (near + far)).abs() < 1e-9);
+    let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn pyramid_hopper_discharges_through_its_square_orifice() {
+    let (out, summary) = run_config(
+        "hopper_pyramid",
+        &[
+            "grains[0].count=300",
+            "walls[5].removed_at=0.1",
+            "time.end=0.4",
+            "outputs.frame_interval=None",
+            "outputs.plots=false",
+        ],
+    );
+    let rate = number(&summary, "discharge_rate");
+    assert!(number(&summary, "discharge_fit_r_squared") > 0.95);
+    assert_eq!(summary["clogged"], false);
+    // Beverloo's square-orifice law gives the same order of magnitude.
+    let beverloo = number(&summary, "beverloo_rate");
+    assert!(
+        rate / beverloo > 0.3 && rate / beverloo < 3.0,
+        "{rate} vs {beverloo}"
+    );
+    let _ = std::fs::remove_dir_all(out);
+}

@@ -9,7 +9,7 @@ use crate::analysis::repose::{angle_of_repose, surface_profile};
 use crate::build::Experiment;
 use crate::output::csv::Column;
 use crate::output::plot::{Plot, Series, SeriesStyle};
-use crate::schema::MeasurementSpec;
+use crate::schema::{Flanks, MeasurementSpec};
 use crate::walls::v3;
 
 /// Default number of bins along the slope.
@@ -20,6 +20,17 @@ const DEFAULT_FIT: (f64, f64) = (0.2, 0.8);
 /// Fewer surface points than this make a fitted slope too uncertain to report as clean.
 const MIN_FIT_POINTS: usize = 4;
 
+/// One fitted face of the pile.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FaceFit {
+    /// Angle of the face to the horizontal (degrees).
+    pub angle_deg: f64,
+    /// The fitted line over the profile points it was fitted to: its two ends.
+    pub ends: ((f64, f64), (f64, f64)),
+    /// Profile points fitted.
+    pub points: usize,
+}
+
 /// The probe's set-up and its latest result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Repose {
@@ -28,12 +39,64 @@ pub struct Repose {
     range: (f64, f64),
     bins: usize,
     fit: (f64, f64),
+    flanks: Flanks,
     /// Latest profile: (distance along the direction, height of the surface).
     profile: Vec<(f64, f64)>,
-    /// Latest fit: angle in degrees, slope, intercept and the profile points fitted.
-    angle_deg: Option<f64>,
-    line: Option<(f64, f64)>,
-    used: Vec<(f64, f64)>,
+    /// Latest fit of each face (one, or the faces before and after the apex); empty when
+    /// a face could not be fitted.
+    faces: Vec<FaceFit>,
+}
+
+/// The fit of the face in `profile` falling towards larger x, or, with `mirrored`, towards
+/// smaller x (the near face of a heap), as a [`FaceFit`] in the profile's coordinates.
+fn fit_face(
+    profile: &[(f64, f64)],
+    floor: f64,
+    fit: (f64, f64),
+    mirrored: bool,
+) -> Option<FaceFit> {
+    let sign = if mirrored { -1.0 } else { 1.0 };
+    let turned: Vec<(f64, f64)> = profile.iter().map(|&(x, z)| (sign * x, z)).collect();
+    let result = angle_of_repose(&turned, floor, fit.0, fit.1)?;
+    let (x0, x1) = result
+        .used
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+            (a.min(p.0), b.max(p.0))
+        });
+    let line = |x: f64| result.fit.slope * x + result.fit.intercept;
+    Some(FaceFit {
+        angle_deg: result.angle_deg,
+        ends: ((sign * x0, line(x0)), (sign * x1, line(x1))),
+        points: result.used.len(),
+    })
+}
+
+/// The faces of the pile whose surface is `profile`: its one face, or a heap's two faces,
+/// each fitted from the apex (the highest bin, shared) down its own side; empty when a face
+/// cannot be fitted.
+fn fit_faces(profile: &[(f64, f64)], floor: f64, fit: (f64, f64), flanks: Flanks) -> Vec<FaceFit> {
+    match flanks {
+        Flanks::One => fit_face(profile, floor, fit, false).into_iter().collect(),
+        Flanks::Both => {
+            let apex = profile
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p.1.is_finite())
+                .max_by(|a, b| a.1.1.total_cmp(&b.1.1))
+                .map(|(i, _)| i);
+            let faces = apex.map(|i| {
+                (
+                    fit_face(&profile[..=i], floor, fit, true),
+                    fit_face(&profile[i..], floor, fit, false),
+                )
+            });
+            match faces {
+                Some((Some(near), Some(far))) => vec![near, far],
+                _ => Vec::new(),
+            }
+        }
+    }
 }
 
 impl Repose {
@@ -46,6 +109,7 @@ impl Repose {
             range,
             bins,
             fit,
+            flanks,
         } = spec
         else {
             return None;
@@ -56,10 +120,9 @@ impl Repose {
             range: *range,
             bins: bins.unwrap_or(DEFAULT_BINS),
             fit: fit.unwrap_or(DEFAULT_FIT),
+            flanks: *flanks,
             profile: Vec::new(),
-            angle_deg: None,
-            line: None,
-            used: Vec::new(),
+            faces: Vec::new(),
         })
     }
 
@@ -69,7 +132,8 @@ impl Repose {
         vec![Column::new("angle_of_repose", "deg")]
     }
 
-    /// The angle of the surface now (NaN while it cannot be fitted).
+    /// The angle of the surface now: of its face, or the mean of a heap's two faces (NaN
+    /// while a face cannot be fitted).
     pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
         let points: Vec<(f64, f64)> = sample
             .grains
@@ -77,58 +141,65 @@ impl Repose {
             .map(|g| (self.direction.dot(g.state.pose.position), g.top))
             .collect();
         self.profile = surface_profile(&points, self.range.0, self.range.1, self.bins);
-        match angle_of_repose(&self.profile, self.floor, self.fit.0, self.fit.1) {
-            Some(fit) => {
-                self.angle_deg = Some(fit.angle_deg);
-                self.line = Some((fit.fit.slope, fit.fit.intercept));
-                self.used = fit.used;
-            }
-            None => {
-                self.angle_deg = None;
-                self.line = None;
-                self.used.clear();
-            }
-        }
-        vec![self.angle_deg.unwrap_or(f64::NAN)]
+        self.faces = fit_faces(&self.profile, self.floor, self.fit, self.flanks);
+        vec![self.angle_deg().unwrap_or(f64::NAN)]
     }
 
-    /// `angle_of_repose_deg` (null if the surface could not be fitted) and the fit.
+    /// The angle: of the one face, or the mean of both.
+    fn angle_deg(&self) -> Option<f64> {
+        (!self.faces.is_empty())
+            .then(|| self.faces.iter().map(|f| f.angle_deg).sum::<f64>() / self.faces.len() as f64)
+    }
+
+    /// `angle_of_repose_deg` (null if the surface could not be fitted) and the fit; with
+    /// both flanks, each face's angle too.
     #[must_use]
     pub fn summary(&self) -> SummaryItems {
-        vec![
-            ("angle_of_repose_deg".into(), json_number(self.angle_deg)),
+        let mut items = vec![
+            ("angle_of_repose_deg".into(), json_number(self.angle_deg())),
             (
                 "repose_fit_points".into(),
-                serde_json::Value::from(self.used.len()),
+                serde_json::Value::from(self.faces.iter().map(|f| f.points).min().unwrap_or(0)),
             ),
-        ]
+        ];
+        if self.flanks == Flanks::Both {
+            let face = |i: usize| json_number(self.faces.get(i).map(|f| f.angle_deg));
+            items.push(("angle_of_repose_near_face_deg".into(), face(0)));
+            items.push(("angle_of_repose_far_face_deg".into(), face(1)));
+        }
+        items
     }
 
     /// Why the angle cannot be trusted, if it cannot: no fit, a fit on too few points, or
     /// a surface that does not fall along the measured direction.
     #[must_use]
     pub fn warnings(&self) -> Vec<String> {
-        match self.angle_deg {
-            None => vec![
-                "angle of repose: the pile's surface could not be fitted at the end (no run of \
-                 bins with grains across the fitted heights): the grains may have left the \
-                 measured range, or range and bins do not match the pile"
+        if self.faces.is_empty() {
+            return vec![match self.flanks {
+                Flanks::One => "angle of repose: the pile's surface could not be fitted at the                                 end (no run of bins with grains across the fitted heights): the                                 grains may have left the measured range, or range and bins do                                 not match the pile"
                     .into(),
-            ],
-            Some(a) if !(a > 0.0 && a < 90.0) => vec![format!(
-                "angle of repose: the fitted surface does not fall along the measured direction \
-                 ({a:.1}°); the direction points from the pile's toe to its back"
-            )],
-            Some(_) if self.used.len() < MIN_FIT_POINTS => vec![format!(
-                "angle of repose: fitted on only {} points of the surface (at least \
-                 {MIN_FIT_POINTS} make a slope worth reporting): use more bins or a larger pile",
-                self.used.len()
-            )],
-            Some(_) => Vec::new(),
+                Flanks::Both => "angle of repose: the heap's two faces could not both be                                  fitted at the end (each needs a run of bins with grains across                                  the fitted heights on its side of the highest bin): the apex                                  may lie at an end of the range, or range and bins do not match                                  the heap"
+                    .into(),
+            }];
         }
+        let mut out = Vec::new();
+        for f in &self.faces {
+            let a = f.angle_deg;
+            if !(a > 0.0 && a < 90.0) {
+                out.push(format!(
+                    "angle of repose: the fitted surface does not fall away from the pile's top                      ({a:.1}°); the direction points from the pile's back (or its apex) to its toe"
+                ));
+            } else if f.points < MIN_FIT_POINTS {
+                out.push(format!(
+                    "angle of repose: fitted on only {} points of the surface (at least                      {MIN_FIT_POINTS} make a slope worth reporting): use more bins or a larger                      pile",
+                    f.points
+                ));
+            }
+        }
+        out
     }
 
-    /// The pile profile with the fitted line.
+    /// The pile profile with the fitted lines.
     #[must_use]
     pub fn plots(&self) -> Vec<(String, Plot)> {
         let mut series = vec![Series {
@@ -136,16 +207,15 @@ impl Repose {
             points: self.profile.clone(),
             style: SeriesStyle::Points,
         }];
-        if let (Some((slope, intercept)), Some(angle)) = (self.line, self.angle_deg) {
-            let (x0, x1) = self
-                .used
-                .iter()
-                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
-                    (a.min(p.0), b.max(p.0))
-                });
+        for (i, f) in self.faces.iter().enumerate() {
+            let face = match (self.faces.len(), i) {
+                (1, _) => "fit",
+                (_, 0) => "near face",
+                _ => "far face",
+            };
             series.push(Series {
-                label: format!("fit: {angle:.1}°"),
-                points: vec![(x0, slope * x0 + intercept), (x1, slope * x1 + intercept)],
+                label: format!("{face}: {:.1}°", f.angle_deg),
+                points: vec![f.ends.0, f.ends.1],
                 style: SeriesStyle::Line,
             });
         }
@@ -172,4 +242,50 @@ impl Repose {
 pub fn json_number(x: Option<f64>) -> serde_json::Value {
     x.and_then(serde_json::Number::from_f64)
         .map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A heap with its apex at x = 0.01, 5 cm high, faces at `near` and `far` degrees, on a
+    /// floor at 0, sampled every 5 mm from −0.1 to 0.1.
+    fn heap(near: f64, far: f64) -> Vec<(f64, f64)> {
+        (-20..=20)
+            .map(|i| {
+                let x = f64::from(i) * 0.005;
+                let drop = if x < 0.01 {
+                    near.to_radians().tan() * (0.01 - x)
+                } else {
+                    far.to_radians().tan() * (x - 0.01)
+                };
+                (x, (0.05 - drop).max(0.0))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn both_faces_of_a_heap_are_fitted_on_their_own_sides() {
+        let faces = fit_faces(&heap(35.0, 25.0), 0.0, DEFAULT_FIT, Flanks::Both);
+        assert_eq!(faces.len(), 2);
+        assert!((faces[0].angle_deg - 35.0).abs() < 1e-9, "{faces:?}");
+        assert!((faces[1].angle_deg - 25.0).abs() < 1e-9, "{faces:?}");
+        // The near face's line lies left of the apex, the far face's right of it.
+        assert!(faces[0].ends.0.0 < 0.01 && faces[0].ends.1.0 < 0.01);
+        assert!(faces[1].ends.0.0 > 0.01 && faces[1].ends.1.0 > 0.01);
+        // One face: the far side alone.
+        let far: Vec<(f64, f64)> = heap(35.0, 25.0)
+            .into_iter()
+            .filter(|p| p.0 >= 0.01)
+            .collect();
+        let one = fit_faces(&far, 0.0, DEFAULT_FIT, Flanks::One);
+        assert_eq!(one.len(), 1);
+        assert!((one[0].angle_deg - 25.0).abs() < 1e-9, "{one:?}");
+        // An apex at the end of the range leaves one face without points.
+        let cut: Vec<(f64, f64)> = heap(35.0, 25.0)
+            .into_iter()
+            .filter(|p| p.0 <= 0.01)
+            .collect();
+        assert!(fit_faces(&cut, 0.0, DEFAULT_FIT, Flanks::Both).is_empty());
+    }
 }
