@@ -18,6 +18,9 @@ fn shipped_configs_check_clean() {
         "angle_of_repose_pour",
         "vibrating_box",
         "hopper",
+        "hopper_pyramid",
+        "max_stability_angle",
+        "vibrating_conveyor",
     ] {
         let file = root().join(format!("configs/{name}.ron"));
         let out = talus(&["check", file.to_str().unwrap()]);

@@ -32,6 +32,10 @@ fn every_shipped_config_passes_check() {
         "angle_of_repose_pour",
         "vibrating_box",
         "hopper",
+        "hopper_pyramid",
+        "rotating_drum",
+        "max_stability_angle",
+        "vibrating_conveyor",
         "shapes_pile",
     ] {
         assert!(

@@ -264,8 +264,11 @@ fn hostile_values_in_every_numeric_field_give_a_clear_error_or_an_honest_run() {
         "angle_of_repose",
         "angle_of_repose_pour",
         "hopper",
+        "hopper_pyramid",
         "vibrating_box",
         "rotating_drum",
+        "max_stability_angle",
+        "vibrating_conveyor",
     ];
     let bases: Vec<Base> = configs
         .iter()
