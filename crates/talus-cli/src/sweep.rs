@@ -23,7 +23,7 @@ use crate::terminal::escape_controls;
 #[command(
     after_help = "Examples:\n  talus sweep configs/angle_of_repose.ron \\\n      \
     --vary force_model.coefficients.friction=0.1,0.2,0.4,0.6,0.9 --seeds 3 --jobs 2 \\\n      \
-    --out out/repose_friction\n  talus sweep studies/repose_friction.ron   (a sweep file: \
+    --out out/repose_friction\n  talus sweep docs/validation/studies/repose_friction.ron   (a sweep file: \
     Sweep(scenario: …, vary: […], seeds: 3))\n\nValues: a list a,b,c (commas inside (…) \
     belong to the value), lin(from,to,count) or log(from,to,count).\nRunning the same sweep \
     again resumes it: finished runs are kept, interrupted runs resume from their checkpoint."

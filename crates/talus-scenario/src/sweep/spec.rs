@@ -1,5 +1,5 @@
 //! A sweep file: the sweep's command line as a RON document, so that a study is kept and
-//! rerun as a file (`talus sweep studies/repose_friction.ron`).
+//! rerun as a file (`talus sweep docs/validation/studies/repose_friction.ron`).
 //!
 //! ```ron
 //! Sweep(
