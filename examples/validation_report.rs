@@ -109,7 +109,8 @@ fn mean_series(label: &str, points: &[(f64, f64, f64, usize)]) -> Vec<Series> {
 fn table(out: &mut String, x: &str, y: &str, points: &[(f64, f64, f64, usize)]) {
     let _ = writeln!(out, "| {x} | {y} (mean ± sd) | runs |\n|---|---|---|");
     for p in points {
-        let _ = writeln!(out, "| {:.4} | {:.4} ± {:.4} | {} |", p.0, p.1, p.2, p.3);
+        // The grid value as given (a step of 1.5625e-5 s would read 0.0000 in fixed digits).
+        let _ = writeln!(out, "| {} | {:.4} ± {:.4} | {} |", p.0, p.1, p.2, p.3);
     }
     out.push('\n');
 }
@@ -288,15 +289,15 @@ fn stability(study: &Study, _docs: &Path, out: &mut String) {
         for row in &study.rows {
             let get = |suffix: &str| {
                 row.get(&format!("{key}_{suffix}"))
-                    .cloned()
-                    .unwrap_or_else(|| "–".into())
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .map_or_else(|| "–".into(), |v| format!("{v:.1}"))
             };
+            let runs = row.get(&format!("{key}_n")).map_or("0", String::as_str);
             let _ = writeln!(
                 out,
-                "| {label} | {} ± {} | {} |",
+                "| {label} | {} ± {} | {runs} |",
                 get("mean"),
-                get("sd"),
-                get("n")
+                get("sd")
             );
         }
     }

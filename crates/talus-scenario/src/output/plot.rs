@@ -148,10 +148,11 @@ pub fn render_png_bytes(plot: &Plot) -> Result<Vec<u8>, PlotError> {
                 .map(|s| drawable_runs(&s.points, |x, y| drawable(x, y) && y >= bottom))
                 .collect();
         }
+        let legend = legend_corner(&series, &x_range, &y_range, log_y);
         if plot.log_y {
-            draw(&root, plot, &series, x_range, y_range.log_scale())?;
+            draw(&root, plot, &series, x_range, y_range.log_scale(), legend)?;
         } else {
-            draw(&root, plot, &series, x_range, y_range)?;
+            draw(&root, plot, &series, x_range, y_range, legend)?;
         }
         root.present().map_err(drawing_error)?;
     }
@@ -242,6 +243,50 @@ const LOG_LIMIT: f64 = 300.0;
 
 type Area<'a> = DrawingArea<BitMapBackend<'a, RGBPixel>, Shift>;
 
+/// Share of the plot's width and height a legend box takes, about (for a few entries).
+const LEGEND_SHARE: (f64, f64) = (0.5, 0.25);
+
+/// The first corner of upper right, upper left, lower right and lower left whose legend-sized
+/// box holds no data point, so that the legend hides none; upper right when every corner has
+/// one.
+fn legend_corner(
+    series: &[Vec<Vec<(f64, f64)>>],
+    x: &Range<f64>,
+    y: &Range<f64>,
+    log_y: bool,
+) -> SeriesLabelPosition {
+    let along = |v: f64, r: &Range<f64>, log: bool| {
+        if log {
+            (v.log10() - r.start.log10()) / (r.end.log10() - r.start.log10())
+        } else {
+            (v - r.start) / (r.end - r.start)
+        }
+    };
+    let points: Vec<(f64, f64)> = series
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|&(px, py)| (along(px, x, false), along(py, y, log_y)))
+        .collect();
+    let (w, h) = LEGEND_SHARE;
+    let free = |right: bool, upper: bool| {
+        !points.iter().any(|&(fx, fy)| {
+            let in_x = if right { fx > 1.0 - w } else { fx < w };
+            let in_y = if upper { fy > 1.0 - h } else { fy < h };
+            in_x && in_y
+        })
+    };
+    [
+        (true, true, SeriesLabelPosition::UpperRight),
+        (false, true, SeriesLabelPosition::UpperLeft),
+        (true, false, SeriesLabelPosition::LowerRight),
+        (false, false, SeriesLabelPosition::LowerLeft),
+    ]
+    .into_iter()
+    .find(|&(right, upper, _)| free(right, upper))
+    .map_or(SeriesLabelPosition::UpperRight, |(_, _, p)| p)
+}
+
 /// Draws axes, series and legend; generic over the vertical coordinate (linear or log).
 fn draw<Y>(
     root: &Area,
@@ -249,6 +294,7 @@ fn draw<Y>(
     series: &[Vec<Vec<(f64, f64)>>],
     x_range: Range<f64>,
     y_spec: Y,
+    legend: SeriesLabelPosition,
 ) -> Result<(), PlotError>
 where
     Y: AsRangedCoord<Value = f64>,
@@ -334,7 +380,7 @@ where
             .label_font((FONT_FAMILY, 14))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .position(SeriesLabelPosition::UpperRight)
+            .position(legend)
             .draw()
             .map_err(drawing_error)?;
     }
@@ -550,6 +596,33 @@ mod tests {
         plot.series.clear();
         render_png(&path, &plot).unwrap();
         std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn the_legend_goes_to_a_corner_without_data() {
+        let runs = |points: &[(f64, f64)]| vec![vec![points.to_vec()]];
+        let (x, y) = (0.0..1.0, 0.0..1.0);
+        let corner = |points: &[(f64, f64)]| legend_corner(&runs(points), &x, &y, false);
+        assert!(matches!(
+            corner(&[(0.1, 0.1)]),
+            SeriesLabelPosition::UpperRight
+        ));
+        assert!(matches!(
+            corner(&[(0.9, 0.9)]),
+            SeriesLabelPosition::UpperLeft
+        ));
+        assert!(matches!(
+            corner(&[(0.9, 0.9), (0.1, 0.9)]),
+            SeriesLabelPosition::LowerRight
+        ));
+        assert!(matches!(
+            corner(&[(0.9, 0.9), (0.1, 0.9), (0.9, 0.1)]),
+            SeriesLabelPosition::LowerLeft
+        ));
+        assert!(matches!(
+            corner(&[(0.9, 0.9), (0.1, 0.9), (0.9, 0.1), (0.1, 0.1)]),
+            SeriesLabelPosition::UpperRight
+        ));
     }
 
     #[test]
