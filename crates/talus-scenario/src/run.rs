@@ -677,18 +677,8 @@ impl Runner {
                 if self.meets_wall(&desc, time) {
                     continue;
                 }
-                let id = self
-                    .exp
-                    .world
-                    .add_grain(desc)
-                    .map_err(|e| ScenarioError::Engine {
-                        path: self.exp.path.clone(),
-                        context: format!("pouring grains[{p}] grain {j}"),
-                        message: e.to_string(),
-                    })?;
-                self.register(id, p);
+                self.release(p, j, desc, "pouring")?;
                 occupied.insert(site);
-                self.state.poured[p] += 1;
             }
         }
         Ok(())
@@ -748,19 +738,32 @@ impl Runner {
             for probe in &mut self.state.probes {
                 probe.before_release(&sample);
             }
-            let id = self
-                .exp
-                .world
-                .add_grain(desc)
-                .map_err(|e| ScenarioError::Engine {
-                    path: self.exp.path.clone(),
-                    context: format!("dripping grains[{p}] grain {j}"),
-                    message: e.to_string(),
-                })?;
-            self.register(id, p);
-            self.state.poured[p] += 1;
+            self.release(p, j, desc, "dripping")?;
             self.state.last_drip_step[p] = Some(step);
         }
+        Ok(())
+    }
+
+    /// Adds grain `j` of population `p` (poured or dripped, as `how` says for messages)
+    /// and counts it as released.
+    fn release(
+        &mut self,
+        p: usize,
+        j: usize,
+        desc: talus_sim::GrainDesc,
+        how: &str,
+    ) -> Result<(), ScenarioError> {
+        let id = self
+            .exp
+            .world
+            .add_grain(desc)
+            .map_err(|e| ScenarioError::Engine {
+                path: self.exp.path.clone(),
+                context: format!("{how} grains[{p}] grain {j}"),
+                message: e.to_string(),
+            })?;
+        self.register(id, p);
+        self.state.poured[p] += 1;
         Ok(())
     }
 
