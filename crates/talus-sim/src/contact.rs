@@ -69,6 +69,9 @@ pub(crate) struct Contact {
     /// (which can swap a pair's order) changes nothing the pair computes.
     pub flipped: bool,
     pub history: History,
+    /// The process that evaluates the pair in a distributed run
+    /// ([`crate::distribute`]); always 0 on a single process.
+    pub owner: u32,
 }
 
 impl Contact {
@@ -155,6 +158,7 @@ pub(crate) fn apply_events(
         fresh: true,
         flipped: false,
         history: History::zeros(history_len),
+        owner: crate::distribute::UNASSIGNED,
     };
     // The forces list is as long as the contact list, or empty when no force was found.
     spare_forces.resize(spare.len(), None);

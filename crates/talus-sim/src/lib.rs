@@ -8,11 +8,13 @@
 //! * [`wall`]: half-spaces and kinematic bodies with motion laws.
 //! * [`kind`]: kinds of grain and the critical time step.
 //! * [`World`]: grains as hecs entities, the step pipeline.
+//! * [`distribute`]: one world on several processes, the same bits as on one.
 //! * [`snapshot`]: checkpoints of a world's dynamic state ([`World::snapshot`],
 //!   [`World::restore`]).
 
 pub mod broad;
 mod contact;
+pub mod distribute;
 mod error;
 pub mod force;
 pub mod integrate;

@@ -331,6 +331,8 @@ impl World {
                 flipped: c.flipped,
                 // Its length was checked against the model's, at most MAX_HISTORY.
                 history: History::from_slice(&c.history).unwrap_or(History::zeros(0)),
+                // Every process of a distributed run restores the same states.
+                owner: crate::distribute::UNASSIGNED,
             })
             .collect();
         self.contact_forces.clear();
@@ -349,6 +351,7 @@ impl World {
         let mut events = PairEvents::default();
         self.broad.update(&self.boxes, &mut events);
         self.events.clear();
+        self.reset_regions();
         Ok(())
     }
 

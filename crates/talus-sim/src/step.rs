@@ -28,6 +28,7 @@ use talus_geom::{Aabb, Pose};
 
 use crate::broad::{BroadPhase, PairEvents};
 use crate::contact::{BodyView, Contact, ContactForce, Solid, apply_events, evaluate};
+use crate::distribute::PairOwners;
 use crate::integrate::{
     GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
 };
@@ -45,7 +46,7 @@ const PARALLEL_PAIRS: usize = 256;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BodyState {
     solid: SolidKey,
-    pose: Pose,
+    pub(crate) pose: Pose,
     velocity: DVec3,
     angular_velocity: DVec3,
     mass: f64,
@@ -113,14 +114,16 @@ impl BodyViews<'_> {
     }
 }
 
-/// Stage 4 over `contacts` (only the fresh ones when `fresh_only`): closest features,
-/// overlap and force of each pair, on `threads` threads; each pair's result in `forces`, in
-/// the list's order.
+/// Stage 4 over `contacts` (only the fresh ones when `fresh_only`; only those `owners` gives
+/// this process in a distributed run): closest features, overlap and force of each pair, on
+/// `threads` threads; each pair's result in `forces`, in the list's order.
+#[allow(clippy::too_many_arguments)]
 fn narrow(
     contacts: &mut [Contact],
     forces: &mut [Option<ContactForce>],
     views: &BodyViews,
     laws: &ContactLaws,
+    owners: PairOwners,
     dt: f64,
     threads: usize,
     fresh_only: bool,
@@ -130,6 +133,11 @@ fn narrow(
             return;
         }
         contact.fresh = false;
+        if !owners.claims(contact) {
+            // Another process of a distributed run evaluates it and sends its force.
+            *out = None;
+            return;
+        }
         let (first, second) = contact.oriented();
         let (a, b) = (views.view(first as usize), views.view(second as usize));
         let flipped = contact.flipped;
@@ -186,7 +194,7 @@ impl World {
         let predicted = Instant::now();
         self.bounds(t_end);
         let bounded = Instant::now();
-        let broad = self.broad_beside_narrow(dt);
+        let (broad, exchange) = self.broad_beside_narrow(dt);
         let narrowed = Instant::now();
         let (contacts, max_overlap_ratio, coordination) = self.accumulate(field, t_end);
         let accumulated = Instant::now();
@@ -201,7 +209,9 @@ impl World {
             predict: predicted - renumbered,
             bounds: bounded - predicted,
             broad,
-            narrow: (narrowed - bounded).saturating_sub(broad),
+            narrow: (narrowed - bounded)
+                .saturating_sub(broad)
+                .saturating_sub(exchange),
             forces: accumulated - narrowed,
             correct: corrected - accumulated,
             pairs: self.broad.pair_count(),
@@ -278,8 +288,9 @@ impl World {
     /// the started ones join) and the narrow phase meets the started pairs. Each pair's
     /// result depends on that pair alone, and an ended pair's is dropped with it: the same
     /// results as the broad phase first, to the last bit. Returns the broad phase's time.
-    fn broad_beside_narrow(&mut self, dt: f64) -> Duration {
+    fn broad_beside_narrow(&mut self, dt: f64) -> (Duration, Duration) {
         self.gather_bodies();
+        let assigning = self.assign_owners();
         let World {
             broad,
             boxes,
@@ -293,8 +304,13 @@ impl World {
             shapes,
             walls,
             pool,
+            distribution,
             ..
         } = self;
+        let owners = PairOwners {
+            rank: distribution.as_ref().map_or(0, |d| d.rank),
+            table: distribution.as_ref().map_or(&[], |d| &d.owners),
+        };
         let views = BodyViews {
             bodies,
             shapes,
@@ -312,13 +328,24 @@ impl World {
             pool.install(|| {
                 rayon::join(
                     || find_events(&mut **broad, events),
-                    || narrow(contacts, contact_forces, &views, laws, dt, threads, false),
+                    || {
+                        narrow(
+                            contacts,
+                            contact_forces,
+                            &views,
+                            laws,
+                            owners,
+                            dt,
+                            threads,
+                            false,
+                        )
+                    },
                 )
             })
             .0
         } else {
             let time = find_events(&mut **broad, events);
-            narrow(contacts, contact_forces, &views, laws, dt, 1, false);
+            narrow(contacts, contact_forces, &views, laws, owners, dt, 1, false);
             time
         };
         let history_len = laws.default.as_ref().map_or(0, |m| m.history_len());
@@ -334,9 +361,21 @@ impl World {
             } else {
                 1
             };
-            pool.install(|| narrow(contacts, contact_forces, &views, laws, dt, threads, true));
+            pool.install(|| {
+                narrow(
+                    contacts,
+                    contact_forces,
+                    &views,
+                    laws,
+                    owners,
+                    dt,
+                    threads,
+                    true,
+                );
+            });
         }
-        broad_time
+        let sharing = self.share_forces();
+        (broad_time, assigning + sharing)
     }
 
     /// What each proxy is this step, at its evaluated pose and velocity: one contiguous

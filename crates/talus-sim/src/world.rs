@@ -18,6 +18,7 @@ use talus_geom::{Aabb, ConvexPolyhedron, Pose};
 
 use crate::broad::{BroadPhase, BroadPhaseKind, PairEvents, ProxyPair};
 use crate::contact::{Contact, ContactForce, History};
+use crate::distribute::Distribution;
 use crate::error::{SimError, finite, positive};
 use crate::force::{ForceModel, MAX_HISTORY};
 use crate::integrate::{
@@ -272,6 +273,8 @@ pub struct World {
     pub(crate) stats: StepStats,
     /// Buffers of [`World::renumber`].
     pub(crate) renumbering: RenumberScratch,
+    /// This world's part in a distributed run, if it is one ([`World::distribute`]).
+    pub(crate) distribution: Option<Distribution>,
 }
 
 impl World {
@@ -314,6 +317,7 @@ impl World {
             loads: Vec::new(),
             stats: StepStats::default(),
             renumbering: RenumberScratch::default(),
+            distribution: None,
         })
     }
 
@@ -658,7 +662,7 @@ impl World {
         Ok(())
     }
 
-    fn entity(&self, id: GrainId) -> Result<Entity, SimError> {
+    pub(crate) fn entity(&self, id: GrainId) -> Result<Entity, SimError> {
         self.slots
             .get(id.0 as usize)
             .copied()
