@@ -17,6 +17,7 @@ use talus_scenario::resources::{bytes, estimate, shortfalls};
 use talus_scenario::{Progress, Runner};
 use talus_sim::force::{CoefficientSpec, ForceModelRegistry};
 
+use crate::cluster::{DEFAULT_REBALANCE_EVERY, Process, Scratch};
 use crate::terminal::escape_controls;
 
 /// Exit code of a run that reached its end but whose results cannot be trusted (status
@@ -52,6 +53,10 @@ pub struct RunArgs {
     /// output exceeds 20 GiB.
     #[arg(long)]
     pub allow_large: bool,
+    /// Under mpirun: steps between two cuts of the scene into one region per process.
+    /// Results do not depend on it.
+    #[arg(long, value_name = "STEPS", default_value_t = DEFAULT_REBALANCE_EVERY)]
+    pub rebalance_every: u64,
 }
 
 /// Arguments of `talus check`.
@@ -78,6 +83,9 @@ pub struct ResumeArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Under mpirun: steps between two cuts of the scene into one region per process.
+    #[arg(long, value_name = "STEPS", default_value_t = DEFAULT_REBALANCE_EVERY)]
+    pub rebalance_every: u64,
 }
 
 /// `talus check`.
@@ -183,44 +191,103 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
 }
 
 /// `talus run`.
-pub fn run_file(args: &RunArgs) -> Result<ExitCode, String> {
-    check_threads(args.threads)?;
-    let scenario = read(&args.file).map_err(|e| e.to_string())?;
-    let scenario = apply_overrides(&scenario, &args.overrides).map_err(|e| e.to_string())?;
-    let out = match &args.out {
-        Some(out) => out.clone(),
-        None => default_out(&args.file)?,
-    };
-    let errors = talus_scenario::validate::validate(&scenario, &args.file);
-    if !errors.is_empty() {
-        return Err(report_errors(errors, &args.overrides));
-    }
-    let needs = estimate(&scenario);
-    if !args.allow_large {
-        let problems = shortfalls(&needs, &out);
-        if !problems.is_empty() {
-            return Err(format!(
-                "{}: {}; --allow-large runs it anyway",
-                args.file.display(),
-                problems.join("; ")
-            ));
+pub fn run_file(args: &RunArgs, process: &Process) -> Result<ExitCode, String> {
+    let set_up = || -> Result<(Runner, Option<Scratch>, String), String> {
+        check_threads(args.threads)?;
+        check_rebalance(args.rebalance_every)?;
+        let scenario = read(&args.file).map_err(|e| e.to_string())?;
+        let scenario = apply_overrides(&scenario, &args.overrides).map_err(|e| e.to_string())?;
+        let out = match &args.out {
+            Some(out) => out.clone(),
+            None => default_out(&args.file)?,
+        };
+        let errors = talus_scenario::validate::validate(&scenario, &args.file);
+        if !errors.is_empty() {
+            return Err(report_errors(errors, &args.overrides));
         }
-    }
-    let dir = RunDir::create(&out, args.force).map_err(|e| e.to_string())?;
-    let registry = ForceModelRegistry::default();
-    let mut runner = Runner::start_in(&scenario, &args.file, &registry, args.threads, dir)
-        .map_err(|e| report_errors(vec![e], &args.overrides))?;
-    if !args.quiet {
-        eprintln!(
-            "{} grains, {} steps, {} threads; about {} of memory and {} of output",
+        let needs = estimate(&scenario);
+        if !args.allow_large {
+            let problems = shortfalls(&needs, &out);
+            if !problems.is_empty() {
+                return Err(format!(
+                    "{}: {}; --allow-large runs it anyway",
+                    args.file.display(),
+                    problems.join("; ")
+                ));
+            }
+        }
+        let (dir, scratch) = if process.is_first() {
+            (RunDir::create(&out, args.force), None)
+        } else {
+            let scratch = Scratch(process.scratch());
+            (RunDir::create(scratch.path(), true), Some(scratch))
+        };
+        let dir = dir.map_err(|e| e.to_string())?;
+        let registry = ForceModelRegistry::default();
+        let threads = process.default_threads(args.threads);
+        let runner = Runner::start_in(&scenario, &args.file, &registry, threads, dir)
+            .map_err(|e| report_errors(vec![e], &args.overrides))?;
+        let line = format!(
+            "{} grains, {} steps, {}{} threads; about {} of memory and {} of output",
             needs.grains,
             runner.total_steps(),
+            processes_note(process),
             runner.exp.world.thread_count(),
             bytes(needs.memory_bytes),
             bytes(needs.disk_bytes)
         );
+        Ok((runner, scratch, line))
+    };
+    let (mut runner, _scratch, line) = agreed(process, set_up())?;
+    distribute(&mut runner, process, args.rebalance_every)?;
+    if !args.quiet && process.is_first() {
+        eprintln!("{line}");
     }
-    drive(&mut runner, args.quiet)
+    drive(&mut runner, args.quiet, process)
+}
+
+/// "N processes × " under mpirun, nothing otherwise.
+fn processes_note(process: &Process) -> String {
+    if process.is_distributed() {
+        format!("{} processes × ", process.size())
+    } else {
+        String::new()
+    }
+}
+
+/// `result` once every process has set up: an error on any of them stops all.
+fn agreed<T>(process: &Process, result: Result<T, String>) -> Result<T, String> {
+    let all = process.all_ok(result.is_ok());
+    match result {
+        Ok(_) if !all => Err(
+            "another process of the run failed to set it up (its error is above, or in the              launcher's output)"
+                .into(),
+        ),
+        other => other,
+    }
+}
+
+/// Joins the runner's world to the other processes of a distributed run.
+fn distribute(runner: &mut Runner, process: &Process, rebalance_every: u64) -> Result<(), String> {
+    if let Some(exchange) = process.exchange() {
+        runner
+            .exp
+            .world
+            .distribute(exchange, rebalance_every)
+            .map_err(|e| e.to_string())?;
+        if !process.is_first() {
+            runner.without_frames();
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a rebalancing interval of zero steps.
+fn check_rebalance(every: u64) -> Result<(), String> {
+    if every == 0 {
+        return Err("--rebalance-every 0: allowed: a positive number of steps".into());
+    }
+    Ok(())
 }
 
 /// The messages of `errors`, one per line, each blamed on the `--set` that gave its value
@@ -274,20 +341,47 @@ pub fn check_threads(threads: usize) -> Result<(), String> {
 }
 
 /// `talus resume`.
-pub fn resume_dir(args: &ResumeArgs) -> Result<ExitCode, String> {
-    check_threads(args.threads)?;
-    let checkpoint = args.dir.join(talus_scenario::run::CHECKPOINT_FILE);
-    if !checkpoint.exists() {
-        return Err(format!(
-            "{} holds no checkpoint ({}); a run writes one every time.checkpoint_interval and at its end",
-            args.dir.display(),
-            checkpoint.display()
-        ));
-    }
-    let dir = RunDir::open(&args.dir).map_err(|e| e.to_string())?;
-    let registry = ForceModelRegistry::default();
-    let mut runner = Runner::resume_in(dir, &registry, args.threads).map_err(|e| e.to_string())?;
+pub fn resume_dir(args: &ResumeArgs, process: &Process) -> Result<ExitCode, String> {
+    let set_up = || -> Result<(Runner, Option<Scratch>), String> {
+        check_threads(args.threads)?;
+        check_rebalance(args.rebalance_every)?;
+        let checkpoint = args.dir.join(talus_scenario::run::CHECKPOINT_FILE);
+        if !checkpoint.exists() {
+            return Err(format!(
+                "{} holds no checkpoint ({}); a run writes one every time.checkpoint_interval and at its end",
+                args.dir.display(),
+                checkpoint.display()
+            ));
+        }
+        let (dir, scratch) = if process.is_first() {
+            (RunDir::open(&args.dir).map_err(|e| e.to_string())?, None)
+        } else {
+            // A copy of the checkpoint, its history and the list of files: this process
+            // continues the run in its own directory, reading nothing the first one writes.
+            let scratch = Scratch(process.scratch());
+            std::fs::create_dir_all(scratch.path())
+                .map_err(|e| format!("{}: {e}", scratch.path().display()))?;
+            for name in [
+                talus_scenario::run::CHECKPOINT_FILE,
+                talus_scenario::output::run_dir::HISTORY_FILE,
+                talus_scenario::output::run_dir::MANIFEST_FILE,
+            ] {
+                std::fs::copy(args.dir.join(name), scratch.path().join(name))
+                    .map_err(|e| format!("{}: {e}", args.dir.join(name).display()))?;
+            }
+            let dir = RunDir::open(scratch.path()).map_err(|e| e.to_string())?;
+            (dir, Some(scratch))
+        };
+        let registry = ForceModelRegistry::default();
+        let threads = process.default_threads(args.threads);
+        let runner = Runner::resume_in(dir, &registry, threads).map_err(|e| e.to_string())?;
+        Ok((runner, scratch))
+    };
+    let (mut runner, _scratch) = agreed(process, set_up())?;
     if runner.finished() {
+        if !process.is_first() {
+            return Ok(ExitCode::SUCCESS);
+        }
         eprintln!(
             "the run in {} already ended at t = {} s; nothing to resume",
             args.dir.display(),
@@ -295,15 +389,21 @@ pub fn resume_dir(args: &ResumeArgs) -> Result<ExitCode, String> {
         );
         return print_summary(runner.out_dir());
     }
-    if !args.quiet {
+    distribute(&mut runner, process, args.rebalance_every)?;
+    if !args.quiet && process.is_first() {
         eprintln!(
-            "resuming at t = {:.6} s (step {} of {})",
+            "resuming at t = {:.6} s (step {} of {}){}",
             runner.exp.world.time(),
             runner.exp.world.steps(),
-            runner.total_steps()
+            runner.total_steps(),
+            if process.is_distributed() {
+                format!(" on {} processes", process.size())
+            } else {
+                String::new()
+            }
         );
     }
-    drive(&mut runner, args.quiet)
+    drive(&mut runner, args.quiet, process)
 }
 
 /// `talus models`: the registered force models and the parts laws are composed of, with
@@ -349,8 +449,10 @@ fn print_coefficients(coefficients: &[CoefficientSpec]) {
     }
 }
 
-/// Runs to the end with a progress bar and prints the summary.
-fn drive(runner: &mut Runner, quiet: bool) -> Result<ExitCode, String> {
+/// Runs to the end with a progress bar and prints the summary (the first process of a
+/// distributed run; the others only say whether the run ended well).
+fn drive(runner: &mut Runner, quiet: bool, process: &Process) -> Result<ExitCode, String> {
+    let quiet = quiet || !process.is_first();
     let bar = ProgressBar::new(runner.total_steps());
     if quiet {
         bar.set_draw_target(ProgressDrawTarget::hidden());
@@ -369,8 +471,23 @@ fn drive(runner: &mut Runner, quiet: bool) -> Result<ExitCode, String> {
     };
     let result = runner.run(None, &mut update);
     bar.finish_and_clear();
-    result.map_err(|e| e.to_string())?;
+    if let Err(error) = result {
+        // A blow-up happens on every process at the same step; any other error (an output
+        // that cannot be written) on this one alone, while the others wait for it.
+        if process.is_distributed() && !matches!(error, ScenarioError::BlowUp(_)) {
+            eprintln!(
+                "error: process {}: {}",
+                process.rank(),
+                escape_controls(&error.to_string(), true)
+            );
+            process.abort(1);
+        }
+        return Err(error.to_string());
+    }
     let out = runner.out_dir();
+    if !process.is_first() {
+        return summary_code(&out.join(SUMMARY_FILE));
+    }
     if !quiet {
         eprintln!(
             "done: t = {:.4} s, {} steps; results in {}",
@@ -411,5 +528,18 @@ fn print_summary(out: &Path) -> Result<ExitCode, String> {
             summary["error"].as_str().unwrap_or("see its summary.json")
         )),
         None => Err(format!("{}: no status", path.display())),
+    }
+}
+
+/// The exit code the status in the summary at `path` calls for, printing nothing (a
+/// process of a distributed run other than the first).
+fn summary_code(path: &Path) -> Result<ExitCode, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let summary: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    match summary["status"].as_str() {
+        Some("finished" | "at_rest") => Ok(ExitCode::SUCCESS),
+        Some("suspect") => Ok(ExitCode::from(EXIT_SUSPECT)),
+        _ => Err(format!("{}: the run did not end well", path.display())),
     }
 }

@@ -15,6 +15,7 @@
 
 #[macro_use]
 mod terminal;
+mod cluster;
 mod experiment;
 mod output;
 mod parse;
@@ -65,18 +66,31 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let process = match cluster::Process::start() {
+        Ok(process) => process,
+        Err(message) => {
+            eprintln!("error: {}", terminal::escape_controls(&message, true));
+            return ExitCode::FAILURE;
+        }
+    };
     let result = match cli.command {
+        Command::Run(args) => experiment::run_file(&args, &process),
+        Command::Resume(args) => experiment::resume_dir(&args, &process),
+        _ if process.is_distributed() => Err(
+            "only `talus run` and `talus resume` run on several processes; start this command              without mpirun"
+                .to_string(),
+        ),
         Command::Shape(args) => shape::run(&args).map(|()| ExitCode::SUCCESS),
-        Command::Run(args) => experiment::run_file(&args),
         Command::Check(args) => experiment::check_file(&args),
-        Command::Resume(args) => experiment::resume_dir(&args),
         Command::Sweep(args) => sweep::sweep(&args),
         Command::Models => experiment::list_models(),
     };
     match result {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("error: {}", terminal::escape_controls(&message, true));
+            if process.is_first() {
+                eprintln!("error: {}", terminal::escape_controls(&message, true));
+            }
             ExitCode::FAILURE
         }
     }

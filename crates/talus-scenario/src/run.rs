@@ -439,6 +439,12 @@ impl Runner {
         write_outputs(self, status)
     }
 
+    /// Writes no frames from now on: a process of a distributed run other than the first
+    /// keeps the run's state to step its part of it, and leaves the frames to the first.
+    pub fn without_frames(&mut self) {
+        self.frame_every = None;
+    }
+
     /// The output directory.
     #[must_use]
     pub fn out_dir(&self) -> &Path {
@@ -593,6 +599,8 @@ impl Runner {
         let history = self.journal.append(&self.state.logs())?;
         let scenario = to_ron(&self.exp.scenario)?;
         let source = self.exp.path.display().to_string();
+        // In a distributed run each pair's state is current on its evaluating process only.
+        self.exp.world.synchronize_contacts();
         let world = self.exp.world.snapshot();
         let file = self.dir.claim(CHECKPOINT_FILE)?;
         checkpoint::write(

@@ -219,6 +219,22 @@ pub fn summary(runner: &Runner, status: &Status) -> Value {
         json_number(Some(runner.kinetic_energy())),
     );
     put("threads", Value::from(world.thread_count()));
+    if world.ranks() > 1 {
+        let t = world.traffic();
+        let per_step = |x: f64| json_number(Some(x / t.steps.max(1) as f64));
+        put(
+            "distribution",
+            serde_json::json!({
+                "ranks": world.ranks(),
+                "steps": t.steps,
+                "bytes_sent_per_step": per_step(t.bytes_sent as f64),
+                "exchange_seconds": json_number(Some(t.exchange.as_secs_f64())),
+                "pairs_evaluated_per_step": per_step(t.pairs_evaluated as f64),
+                "contacts_moved": t.contacts_moved,
+                "rebalances": t.rebalances,
+            }),
+        );
+    }
     let stages = ["predict", "bounds", "broad", "narrow", "forces", "correct"];
     put(
         "stage_seconds",

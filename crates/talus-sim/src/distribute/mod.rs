@@ -51,6 +51,8 @@ const FORCE_RECORD: usize = 4 + 10 * 8;
 pub struct Traffic {
     /// Processes in the run.
     pub ranks: usize,
+    /// Steps taken.
+    pub steps: u64,
     /// Bytes this process sent to the others.
     pub bytes_sent: u64,
     /// Rounds of exchange.
@@ -228,6 +230,7 @@ impl World {
             return Duration::ZERO;
         };
         let start = Instant::now();
+        d.traffic.steps += 1;
         let key_of = |body: &Body| match *body {
             Body::Grain(slot) if self.slots[slot as usize].is_some() => slot,
             _ => NOT_A_GRAIN,
