@@ -162,10 +162,43 @@ impl Process {
         (cores / local).max(1)
     }
 
-    /// The scratch directory of a process other than the first.
+    /// The scratch directory of a process other than the first; those of processes that
+    /// ended without removing theirs (killed) are removed first.
     #[must_use]
     pub fn scratch(&self) -> PathBuf {
-        std::env::temp_dir().join(format!("talus-rank{}-{}", self.rank, std::process::id()))
+        let temp = std::env::temp_dir();
+        remove_stale_scratch(&temp);
+        temp.join(format!(
+            "{SCRATCH_PREFIX}{}-{}",
+            self.rank,
+            std::process::id()
+        ))
+    }
+}
+
+/// Scratch directories are named `talus-rank<rank>-<process id>`.
+const SCRATCH_PREFIX: &str = "talus-rank";
+
+/// Removes the scratch directories in `temp` whose process is gone (where `/proc` says so).
+fn remove_stale_scratch(temp: &Path) {
+    let proc = Path::new("/proc");
+    if !proc.is_dir() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let pid = name
+            .strip_prefix(SCRATCH_PREFIX)
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(rank, pid)| rank.parse::<u32>().ok().and(pid.parse::<u32>().ok()));
+        if let Some(pid) = pid
+            && !proc.join(pid.to_string()).exists()
+        {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 

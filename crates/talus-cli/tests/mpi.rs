@@ -1,0 +1,344 @@
+//! Distributed runs under `mpirun` (built with the feature `mpi`; `.ci/run` installs Open
+//! MPI and runs these): a hopper that pours and discharges grains and a vibrating box, run
+//! on 1, 2 and 3 processes, give the summary, time series, frames and final state of the
+//! single-process run to the bit; a 2-process run killed mid-way resumes on 3 processes and
+//! on a plain single process with the same bits; commands that cannot run distributed are
+//! refused by every process without hanging.
+#![cfg(feature = "mpi")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use talus_scenario::checkpoint;
+
+const TALUS: &str = env!("CARGO_BIN_EXE_talus");
+
+/// A small hopper: grains on a gate that opens, a second population poured from above
+/// while the first flows out through the orifice and is removed below it.
+const HOPPER: &str = r#"
+Scenario(
+    name: "mpi_hopper",
+    seed: 9,
+    time: (dt: 4e-5, end: 0.16, output_interval: 0.004, checkpoint_interval: 0.03),
+    gravity: (0.0, 0.0, -9.81),
+    materials: [(name: "m", density: 2500.0)],
+    force_model: (name: "volumetric", coefficients: {"stiffness": 2e5, "restitution": 0.3, "friction": 0.5}),
+    grains: [
+        (
+            name: "bed",
+            count: 60,
+            vertices: 12,
+            semi_axes: (0.005, 0.004, 0.0035),
+            size_spread: 0.1,
+            material: "m",
+            placement: Lattice(min: (-0.05, -0.02, 0.101), max: (0.05, 0.02, 0.3), orientation: Aligned),
+        ),
+        (
+            name: "rain",
+            count: 20,
+            vertices: 10,
+            semi_axes: (0.004, 0.004, 0.004),
+            material: "m",
+            placement: Pour(min: (-0.03, -0.02, 0.25), max: (0.03, 0.02, 0.27), rate: 400.0, start: 0.02),
+        ),
+    ],
+    walls: [
+        (name: "funnel", shape: Hopper(center: (0.0, 0.0, 0.05), orifice: 0.04, wall_angle_deg: 60.0,
+            height: 0.05, depth: 0.04, thickness: 0.01, kind: Wedge)),
+        (name: "x0", shape: Plane(point: (-0.0545, 0.0, 0.0), normal: (1.0, 0.0, 0.0))),
+        (name: "x1", shape: Plane(point: (0.0545, 0.0, 0.0), normal: (-1.0, 0.0, 0.0))),
+        (name: "y0", shape: Plane(point: (0.0, -0.02, 0.0), normal: (0.0, 1.0, 0.0))),
+        (name: "y1", shape: Plane(point: (0.0, 0.02, 0.0), normal: (0.0, -1.0, 0.0))),
+        (name: "gate", shape: Slab(center: (0.0, 0.0, 0.045), size: (0.08, 0.05, 0.01)), removed_at: 0.02),
+    ],
+    measurements: [
+        Discharge(outlet_z: 0.03, gate: "gate", force_walls: ["funnel"]),
+    ],
+    outputs: (frame_interval: 0.04, plots: false),
+)
+"#;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("talus-mpi-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `mpirun -n ranks talus args…` (Open MPI: as root too, more processes than cores).
+fn mpirun(ranks: usize) -> Command {
+    let mut c = Command::new("mpirun");
+    c.args(["-n", &ranks.to_string(), "--oversubscribe", TALUS])
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_rmaps_base_oversubscribe", "1");
+    c
+}
+
+/// Runs `command`, which must run to the end (exit 0, or 3 for a run whose results are
+/// suspect: this short hopper's discharge is not yet steady).
+fn succeed(mut command: Command, what: &str) -> Output {
+    let out = command.output().expect("the command starts");
+    assert!(
+        matches!(out.status.code(), Some(0 | 3)),
+        "{what} failed ({:?}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn summary_without_timings(dir: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join("summary.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let m = v.as_object_mut().unwrap();
+    for k in [
+        "wall_seconds",
+        "grain_steps_per_second",
+        "stage_seconds",
+        "threads",
+        "distribution",
+    ] {
+        m.remove(k);
+    }
+    v
+}
+
+/// Every file of the two runs that must agree, to the bit.
+fn assert_same_run(a: &Path, b: &Path, what: &str) {
+    let read = |d: &Path, f: &str| std::fs::read(d.join(f)).unwrap_or_default();
+    assert!(
+        read(a, "timeseries.csv") == read(b, "timeseries.csv"),
+        "{what}: time series differ"
+    );
+    assert_eq!(
+        summary_without_timings(a),
+        summary_without_timings(b),
+        "{what}: summaries differ"
+    );
+    let frames = |d: &Path| -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d.join("frames"))
+            .map(|r| {
+                r.filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort();
+        v
+    };
+    assert_eq!(frames(a), frames(b), "{what}: frame files differ");
+    for f in frames(a) {
+        let path = format!("frames/{f}");
+        assert!(read(a, &path) == read(b, &path), "{what}: {path} differs");
+    }
+    let x = checkpoint::read(&a.join("checkpoint.bin")).unwrap();
+    let y = checkpoint::read(&b.join("checkpoint.bin")).unwrap();
+    assert_eq!(x.world.steps, y.world.steps, "{what}: steps");
+    assert_eq!(
+        x.world.grains, y.world.grains,
+        "{what}: grain states differ"
+    );
+    assert_eq!(
+        x.world.contacts, y.world.contacts,
+        "{what}: contact caches differ"
+    );
+    assert_eq!(
+        x.world.wall_loads, y.world.wall_loads,
+        "{what}: wall loads differ"
+    );
+}
+
+fn single_run(file: &Path, out: &Path, sets: &[&str]) {
+    let mut c = Command::new(TALUS);
+    c.args([
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .args(["--threads", "1", "--quiet"]);
+    for s in sets {
+        c.args(["--set", s]);
+    }
+    succeed(c, "the single-process run");
+}
+
+fn distributed_run(ranks: usize, file: &Path, out: &Path, sets: &[&str]) {
+    let mut c = mpirun(ranks);
+    c.args([
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .args(["--quiet", "--rebalance-every", "7"]);
+    for s in sets {
+        c.args(["--set", s]);
+    }
+    succeed(c, &format!("the run on {ranks} processes"));
+}
+
+#[test]
+fn one_two_and_three_processes_give_the_single_process_run() {
+    let dir = scratch("same");
+    let hopper = dir.join("mpi_hopper.ron");
+    std::fs::write(&hopper, HOPPER).unwrap();
+    let boxed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/vibrating_box.ron");
+    let box_sets = [
+        "time.end=0.06",
+        "time.output_interval=0.002",
+        "outputs.frame_interval=0.03",
+        "grains[1].count=150",
+    ];
+    for (name, file, sets) in [
+        ("hopper", hopper.as_path(), &[][..]),
+        ("box", boxed.as_path(), &box_sets[..]),
+    ] {
+        let single = dir.join(format!("{name}-single"));
+        single_run(file, &single, sets);
+        let poured = checkpoint::read(&single.join("checkpoint.bin")).unwrap();
+        if name == "hopper" {
+            assert_eq!(poured.state.poured[1], 20, "every grain was poured");
+            let removed = poured.world.grains.iter().filter(|g| g.is_none()).count();
+            assert!(removed > 5, "grains were discharged ({removed})");
+        }
+        for ranks in [1, 2, 3] {
+            let out = dir.join(format!("{name}-{ranks}"));
+            distributed_run(ranks, file, &out, sets);
+            assert_same_run(&single, &out, &format!("{name} on {ranks} processes"));
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Kills every process `mpirun` started (a crashed node), then waits for it.
+fn kill_ranks(mut launcher: std::process::Child) {
+    let status = Command::new("pkill")
+        .args(["-KILL", "-P", &launcher.id().to_string()])
+        .status()
+        .expect("pkill runs");
+    assert!(status.success(), "no process of the run was found to kill");
+    let start = Instant::now();
+    while launcher.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "mpirun did not end"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_killed_two_process_run_resumes_on_three_processes_and_on_one() {
+    let dir = scratch("resume");
+    let file = dir.join("mpi_hopper.ron");
+    std::fs::write(&file, HOPPER).unwrap();
+    let whole = dir.join("whole");
+    single_run(&file, &whole, &[]);
+
+    let killed = dir.join("killed");
+    let mut c = mpirun(2);
+    c.args([
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        killed.to_str().unwrap(),
+    ])
+    .args(["--quiet", "--rebalance-every", "5"])
+    .stdout(Stdio::null())
+    .stderr(Stdio::null());
+    let launcher = c.spawn().expect("mpirun starts");
+    let cp = killed.join("checkpoint.bin");
+    let start = Instant::now();
+    while !cp.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no checkpoint appeared"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    kill_ranks(launcher);
+    let stopped = checkpoint::read(&cp).expect("the checkpoint is whole");
+    assert!(
+        stopped.world.steps < 4000,
+        "the run was killed before its end (step {})",
+        stopped.world.steps
+    );
+    assert!(!killed.join("summary.json").exists());
+
+    // A copy resumed by a single process, the original on three.
+    let copy = dir.join("copy");
+    let status = Command::new("cp")
+        .args(["-r", killed.to_str().unwrap(), copy.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut c = mpirun(3);
+    c.args(["resume", killed.to_str().unwrap(), "--quiet"]);
+    succeed(c, "the resume on 3 processes");
+    assert_same_run(&whole, &killed, "killed on 2, resumed on 3");
+    let mut c = Command::new(TALUS);
+    c.args([
+        "resume",
+        copy.to_str().unwrap(),
+        "--quiet",
+        "--threads",
+        "2",
+    ]);
+    succeed(c, "the resume on one process");
+    assert_same_run(&whole, &copy, "killed on 2, resumed on 1");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn refusals_reach_every_process_and_none_hangs() {
+    let dir = scratch("refuse");
+    let file = dir.join("mpi_hopper.ron");
+    std::fs::write(&file, HOPPER).unwrap();
+    let check = |mut c: Command, expect: &str| {
+        let out = c.output().expect("mpirun starts");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(!out.status.success(), "accepted: {err}");
+        assert!(err.contains(expect), "{expect:?} not in: {err}");
+        // Said once, by the first process.
+        assert_eq!(err.matches(expect).count(), 1, "{err}");
+    };
+    let mut c = mpirun(2);
+    c.args(["check", file.to_str().unwrap()]);
+    check(
+        c,
+        "only `talus run` and `talus resume` run on several processes",
+    );
+    let mut c = mpirun(2);
+    c.args(["run", file.to_str().unwrap(), "--rebalance-every", "0"]);
+    check(c, "--rebalance-every 0");
+    let mut c = mpirun(3);
+    let out = dir.join("bad");
+    c.args([
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .args(["--set", "grains[0].count=-4"]);
+    check(c, "expected usize");
+    // A directory holding a user's file of a name the run writes: the first process
+    // refuses it, and the others do not go on without it.
+    let taken = dir.join("taken");
+    std::fs::create_dir_all(&taken).unwrap();
+    std::fs::write(taken.join("timeseries.csv"), "mine").unwrap();
+    let mut c = mpirun(2);
+    c.args([
+        "run",
+        file.to_str().unwrap(),
+        "--out",
+        taken.to_str().unwrap(),
+    ]);
+    check(c, "talus never overwrites files that are not its own");
+    assert_eq!(
+        std::fs::read_to_string(taken.join("timeseries.csv")).unwrap(),
+        "mine"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
