@@ -232,6 +232,12 @@ pub fn summary(runner: &Runner, status: &Status) -> Value {
                 "pairs_evaluated_per_step": per_step(t.pairs_evaluated as f64),
                 "contacts_moved": t.contacts_moved,
                 "rebalances": t.rebalances,
+                "narrow_seconds_per_process":
+                    t.processes.iter().map(|p| json_number(Some(p.narrow_seconds))).collect::<Vec<_>>(),
+                "exchange_seconds_per_process":
+                    t.processes.iter().map(|p| json_number(Some(p.exchange_seconds))).collect::<Vec<_>>(),
+                "pairs_evaluated_per_process":
+                    t.processes.iter().map(|p| p.pairs_evaluated).collect::<Vec<_>>(),
             }),
         );
     }

@@ -11,7 +11,10 @@
 //! 4. *narrow*: for every pair of overlapping boxes, the closest features and, when the
 //!    bodies penetrate, their overlap and the force model's force — in parallel over pairs,
 //!    and beside the broad phase for the pairs already listed (the pairs it starts are met
-//!    after it; see [`World::broad_beside_narrow`]);
+//!    after it; see [`World::broad_beside_narrow`]). In a distributed run
+//!    ([`crate::distribute`]) each pair is evaluated by one process: before the narrow phase
+//!    the pairs are *assigned* to the processes (their states moved to new owners), after it
+//!    the processes *share* the forces they found;
 //! 5. *accumulate*: the contact forces summed per body in the fixed order of the sorted pair
 //!    list (so the sums do not depend on the threads), then gravity, the loads applied for
 //!    this step and an optional force field;
@@ -201,6 +204,10 @@ impl World {
         self.correct::<I>(dt);
         let corrected = Instant::now();
 
+        let narrow = (narrowed - bounded)
+            .saturating_sub(broad)
+            .saturating_sub(exchange);
+        self.account_narrow(narrow);
         self.pending.iter_mut().for_each(|l| *l = Load::default());
         self.steps_since_base += 1;
         self.steps += 1;
@@ -209,9 +216,7 @@ impl World {
             predict: predicted - renumbered,
             bounds: bounded - predicted,
             broad,
-            narrow: (narrowed - bounded)
-                .saturating_sub(broad)
-                .saturating_sub(exchange),
+            narrow,
             forces: accumulated - narrowed,
             correct: corrected - accumulated,
             pairs: self.broad.pair_count(),

@@ -155,6 +155,12 @@ fn fingerprint(w: &World) -> Vec<u64> {
 /// What one process saw: the fingerprint after every step, and each grain's owner.
 struct Trace {
     steps: Vec<Vec<u64>>,
+    /// Pairs listed after each step, summed: each is evaluated once per step.
+    pairs: u64,
+    /// Pairs listed after the last step.
+    last_pairs: u64,
+    /// Pairs each process evaluated, as this process heard.
+    evaluated: Vec<u64>,
     owners: Vec<Vec<usize>>,
     positions: Vec<Vec<DVec3>>,
     moved: u64,
@@ -164,6 +170,9 @@ struct Trace {
 fn trace(w: &mut World, steps: usize) -> Trace {
     let mut t = Trace {
         steps: Vec::new(),
+        pairs: 0,
+        last_pairs: 0,
+        evaluated: Vec::new(),
         owners: Vec::new(),
         positions: Vec::new(),
         moved: 0,
@@ -171,6 +180,8 @@ fn trace(w: &mut World, steps: usize) -> Trace {
     };
     for _ in 0..steps {
         w.step();
+        t.pairs += w.stats().pairs as u64;
+        t.last_pairs = w.stats().pairs as u64;
         t.steps.push(fingerprint(w));
         let ids: Vec<GrainId> = w.grains().collect();
         t.owners
@@ -182,6 +193,12 @@ fn trace(w: &mut World, steps: usize) -> Trace {
         );
     }
     t.moved = w.traffic().contacts_moved;
+    t.evaluated = w
+        .traffic()
+        .processes
+        .iter()
+        .map(|p| p.pairs_evaluated)
+        .collect();
     t.rebalances = w.traffic().rebalances;
     t
 }
@@ -235,6 +252,13 @@ fn two_and_three_processes_step_the_bits_of_one() {
             if ranks > 1 {
                 let moved: u64 = traces.iter().map(|t| t.moved).sum();
                 assert!(moved > 0, "no pair changed process");
+                // Every pair evaluated by one process a step: the counts the processes
+                // report (as of the last step's start, so all but the last step) add up.
+                for t in &traces {
+                    assert_eq!(t.evaluated.len(), ranks);
+                    let sum: u64 = t.evaluated.iter().sum();
+                    assert_eq!(sum, single.pairs - single.last_pairs, "pairs evaluated");
+                }
                 assert!(traces[0].rebalances >= 400 / 7);
             }
         }
@@ -244,7 +268,7 @@ fn two_and_three_processes_step_the_bits_of_one() {
 #[test]
 fn grains_cross_the_regions_in_every_direction() {
     let make = || world(IntegratorKind::Gear, 120);
-    let steps = 600;
+    let steps = 1500;
     let single = trace(&mut make(), steps);
     // Eight regions of a cube are cut across all three axes; fixed between rebalances, so
     // grains flying about cross them.
@@ -323,6 +347,9 @@ fn a_checkpoint_of_two_processes_resumes_on_three_and_on_one() {
     let snap: WorldSnapshot = postcard::from_bytes(&snaps[0]).unwrap();
     let rest = Trace {
         steps: single.steps[first..].to_vec(),
+        pairs: 0,
+        last_pairs: 0,
+        evaluated: Vec::new(),
         owners: Vec::new(),
         positions: Vec::new(),
         moved: 0,
