@@ -133,6 +133,7 @@ fn repose(study: &Study, docs: &Path, out: &mut String) {
             x_label: "friction coefficient μ".into(),
             y_label: "angle of repose [deg]".into(),
             log_y: false,
+            log_x: false,
             series: mean_series("talus, angular grains (mean ± sd over seeds)", &points),
         },
     );
@@ -203,6 +204,7 @@ fn hopper(study: &Study, docs: &Path, out: &mut String, fixed_n: f64, slot_lengt
             x_label: "orifice width D [m]".into(),
             y_label: "discharge rate W [kg/s]".into(),
             log_y: false,
+            log_x: false,
             series,
         },
     );
@@ -233,6 +235,7 @@ fn intruder(study: &Study, docs: &Path, out: &mut String) {
             x_label: "Γ = A (2πf)² / g".into(),
             y_label: "intruder rise [intruder diameters]".into(),
             log_y: false,
+            log_x: false,
             series: mean_series("talus (mean ± sd over seeds)", &points),
         },
     );
@@ -263,6 +266,7 @@ fn conveyor(study: &Study, docs: &Path, out: &mut String) {
             x_label: "drive frequency [Hz] (amplitude 1 mm, 20° from the vertical)".into(),
             y_label: "mean transport velocity [m/s]".into(),
             log_y: false,
+            log_x: false,
             series: mean_series("talus (mean ± sd over seeds)", &points),
         },
     );

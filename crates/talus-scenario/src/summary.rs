@@ -274,6 +274,7 @@ fn plots(runner: &Runner) -> Vec<(String, Plot)> {
                 x_label: "time [s]".into(),
                 y_label: "kinetic energy [J]".into(),
                 log_y: true,
+                log_x: false,
                 series: vec![Series {
                     label: "translation + rotation".into(),
                     points: pairs(column("kinetic_energy")),
@@ -288,6 +289,7 @@ fn plots(runner: &Runner) -> Vec<(String, Plot)> {
                 x_label: "time [s]".into(),
                 y_label: "coordination [1]".into(),
                 log_y: false,
+                log_x: false,
                 series: vec![Series {
                     label: "coordination".into(),
                     points: pairs(column("coordination")),

@@ -81,6 +81,8 @@ pub struct Plot {
     pub y_label: String,
     /// Logarithmic vertical axis.
     pub log_y: bool,
+    /// Logarithmic horizontal axis.
+    pub log_x: bool,
     /// The curves, drawn in order (later ones on top).
     pub series: Vec<Series>,
 }
@@ -127,9 +129,12 @@ pub fn render_png_bytes(plot: &Plot) -> Result<Vec<u8>, PlotError> {
             .map_err(drawing_error)?;
         let root = backend.into_drawing_area();
         root.fill(&WHITE).map_err(drawing_error)?;
-        let log_y = plot.log_y;
+        let (log_x, log_y) = (plot.log_x, plot.log_y);
         let drawable = |x: f64, y: f64| {
-            x.abs() <= MAX_MAGNITUDE && y.abs() <= MAX_MAGNITUDE && (!log_y || y > 0.0)
+            x.abs() <= MAX_MAGNITUDE
+                && y.abs() <= MAX_MAGNITUDE
+                && (!log_x || x > 0.0)
+                && (!log_y || y > 0.0)
         };
         let mut series: Vec<Vec<Vec<(f64, f64)>>> = plot
             .series
@@ -137,22 +142,55 @@ pub fn render_png_bytes(plot: &Plot) -> Result<Vec<u8>, PlotError> {
             .map(|s| drawable_runs(&s.points, drawable))
             .collect();
         let all = series.iter().flatten().flatten();
-        let x_range = padded_range(all.clone().map(|p| p.0), false);
+        let x_range = padded_range(all.clone().map(|p| p.0), log_x);
         let y_range = padded_range(all.map(|p| p.1), log_y);
-        if log_y {
-            // The log axis may have cut off the smallest values (see `padded_range`).
-            let bottom = y_range.start;
+        if log_x || log_y {
+            // A log axis may have cut off the smallest values (see `padded_range`).
+            let (left, bottom) = (x_range.start, y_range.start);
             series = plot
                 .series
                 .iter()
-                .map(|s| drawable_runs(&s.points, |x, y| drawable(x, y) && y >= bottom))
+                .map(|s| {
+                    drawable_runs(&s.points, |x, y| {
+                        drawable(x, y) && (!log_x || x >= left) && (!log_y || y >= bottom)
+                    })
+                })
                 .collect();
         }
-        let legend = legend_corner(&series, &x_range, &y_range, log_y);
-        if plot.log_y {
-            draw(&root, plot, &series, x_range, y_range.log_scale(), legend)?;
-        } else {
-            draw(&root, plot, &series, x_range, y_range, legend)?;
+        let legend = legend_corner(&series, &x_range, &y_range, (log_x, log_y));
+        let ticks = (
+            TickFormat::of(&x_range, log_x),
+            TickFormat::of(&y_range, log_y),
+        );
+        match (log_x, log_y) {
+            (false, false) => draw(&root, plot, &series, x_range, y_range, legend, ticks)?,
+            (false, true) => draw(
+                &root,
+                plot,
+                &series,
+                x_range,
+                y_range.log_scale(),
+                legend,
+                ticks,
+            )?,
+            (true, false) => draw(
+                &root,
+                plot,
+                &series,
+                x_range.log_scale(),
+                y_range,
+                legend,
+                ticks,
+            )?,
+            (true, true) => draw(
+                &root,
+                plot,
+                &series,
+                x_range.log_scale(),
+                y_range.log_scale(),
+                legend,
+                ticks,
+            )?,
         }
         root.present().map_err(drawing_error)?;
     }
@@ -234,6 +272,80 @@ fn padded_range(values: impl Iterator<Item = f64>, log: bool) -> Range<f64> {
     lo - pad..hi + pad
 }
 
+/// How the tick labels of an axis are written: plain decimals from 0.001 to 99 999, powers
+/// of ten as `2.5e-5` beyond, with as many digits as the spacing of the ticks needs (at most
+/// four significant ones): never the 13 digits of a rounding error, and short enough (at
+/// most 8 characters on any axis of sensible range) not to run into the axis title.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TickFormat {
+    /// Decimal exponent of the tick spacing (about a tenth of the range); `None` on a log
+    /// axis, whose ticks are 1–9 times powers of ten.
+    step_exponent: Option<i32>,
+}
+
+/// Range of magnitudes written as plain decimals.
+const PLAIN: Range<f64> = 1e-3..1e5;
+
+impl TickFormat {
+    /// The format for an axis over `range`.
+    #[must_use]
+    pub fn of(range: &Range<f64>, log: bool) -> TickFormat {
+        let span = (range.end - range.start).abs();
+        let step_exponent =
+            (!log && span.is_finite() && span > 0.0).then(|| (span / 10.0).log10().floor() as i32);
+        TickFormat { step_exponent }
+    }
+
+    /// The label of the tick at `v`.
+    #[must_use]
+    pub fn label(&self, v: f64) -> String {
+        if !v.is_finite() {
+            return String::new();
+        }
+        let magnitude = v.abs();
+        // Ticks of a linear axis are multiples of the step: a value a rounding error off
+        // zero is zero.
+        let zero_below = self.step_exponent.map_or(0.0, |e| 10f64.powi(e - 3));
+        if v == 0.0 || magnitude < zero_below {
+            return "0".into();
+        }
+        let exponent = magnitude.log10().floor() as i32;
+        // Digits after the point of the mantissa (scientific) or of the number (plain).
+        let significant = |digits: i32| digits.clamp(0, 3) as usize;
+        if PLAIN.contains(&magnitude) {
+            let decimals = match self.step_exponent {
+                Some(step) => (-step).clamp(0, 6) as usize,
+                None => significant(2 - exponent).max(significant(-exponent + 1)),
+            };
+            return trim_zeros(format!("{v:.decimals$}"));
+        }
+        let decimals = match self.step_exponent {
+            Some(step) => significant(exponent - step),
+            None => 1,
+        };
+        let mut mantissa = v / 10f64.powi(exponent);
+        let mut exponent = exponent;
+        // 9.9999… rounds up to the next power of ten.
+        let rounded: f64 = format!("{mantissa:.decimals$}").parse().unwrap_or(mantissa);
+        if rounded.abs() >= 10.0 {
+            mantissa /= 10.0;
+            exponent += 1;
+        }
+        format!(
+            "{}e{exponent}",
+            trim_zeros(format!("{mantissa:.decimals$}"))
+        )
+    }
+}
+
+/// `text` (a decimal number) without trailing zeros after its point, nor a bare point.
+fn trim_zeros(text: String) -> String {
+    if !text.contains('.') {
+        return text;
+    }
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// Largest magnitude of a value drawn on a linear axis (see [`padded_range`]).
 const MAX_MAGNITUDE: f64 = 1e300;
 /// Largest number of decades a log axis covers before its margins (see [`padded_range`]).
@@ -253,7 +365,7 @@ fn legend_corner(
     series: &[Vec<Vec<(f64, f64)>>],
     x: &Range<f64>,
     y: &Range<f64>,
-    log_y: bool,
+    (log_x, log_y): (bool, bool),
 ) -> SeriesLabelPosition {
     let along = |v: f64, r: &Range<f64>, log: bool| {
         if log {
@@ -266,7 +378,7 @@ fn legend_corner(
         .iter()
         .flatten()
         .flatten()
-        .map(|&(px, py)| (along(px, x, false), along(py, y, log_y)))
+        .map(|&(px, py)| (along(px, x, log_x), along(py, y, log_y)))
         .collect();
     let (w, h) = LEGEND_SHARE;
     let free = |right: bool, upper: bool| {
@@ -287,16 +399,19 @@ fn legend_corner(
     .map_or(SeriesLabelPosition::UpperRight, |(_, _, p)| p)
 }
 
-/// Draws axes, series and legend; generic over the vertical coordinate (linear or log).
-fn draw<Y>(
+/// Draws axes, series and legend; generic over the coordinates (linear or log).
+fn draw<X, Y>(
     root: &Area,
     plot: &Plot,
     series: &[Vec<Vec<(f64, f64)>>],
-    x_range: Range<f64>,
+    x_spec: X,
     y_spec: Y,
     legend: SeriesLabelPosition,
+    ticks: (TickFormat, TickFormat),
 ) -> Result<(), PlotError>
 where
+    X: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
     Y: AsRangedCoord<Value = f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
@@ -305,10 +420,15 @@ where
         .margin(20)
         .x_label_area_size(50)
         .y_label_area_size(80)
-        .build_cartesian_2d(x_range, y_spec)
+        .build_cartesian_2d(x_spec, y_spec)
         .map_err(drawing_error)?;
+    let (x_ticks, y_ticks) = ticks;
+    let x_label = |v: &f64| x_ticks.label(*v);
+    let y_label = |v: &f64| y_ticks.label(*v);
     chart
         .configure_mesh()
+        .x_label_formatter(&x_label)
+        .y_label_formatter(&y_label)
         .x_desc(&plot.x_label)
         .y_desc(&plot.y_label)
         .label_style((FONT_FAMILY, 14))
@@ -427,6 +547,7 @@ mod tests {
             x_label: "time [s]".into(),
             y_label: "energy [J]".into(),
             log_y: false,
+            log_x: false,
             series: vec![
                 Series {
                     label: "simulation".into(),
@@ -482,6 +603,7 @@ mod tests {
             x_label: "x [1]".into(),
             y_label: "y [1]".into(),
             log_y: false,
+            log_x: false,
             series: vec![
                 Series {
                     label: "mean".into(),
@@ -533,6 +655,7 @@ mod tests {
             x_label: "step [1]".into(),
             y_label: "residual [1]".into(),
             log_y: true,
+            log_x: false,
             series: vec![Series {
                 label: "r".into(),
                 points: vec![
@@ -560,6 +683,7 @@ mod tests {
             x_label: "x [1]".into(),
             y_label: "y [1]".into(),
             log_y: false,
+            log_x: false,
             series: vec![Series {
                 label: "none".into(),
                 points: vec![(f64::NAN, 1.0), (1.0, f64::INFINITY)],
@@ -602,7 +726,7 @@ mod tests {
     fn the_legend_goes_to_a_corner_without_data() {
         let runs = |points: &[(f64, f64)]| vec![vec![points.to_vec()]];
         let (x, y) = (0.0..1.0, 0.0..1.0);
-        let corner = |points: &[(f64, f64)]| legend_corner(&runs(points), &x, &y, false);
+        let corner = |points: &[(f64, f64)]| legend_corner(&runs(points), &x, &y, (false, false));
         assert!(matches!(
             corner(&[(0.1, 0.1)]),
             SeriesLabelPosition::UpperRight
@@ -623,6 +747,101 @@ mod tests {
             corner(&[(0.9, 0.9), (0.1, 0.9), (0.9, 0.1), (0.1, 0.1)]),
             SeriesLabelPosition::UpperRight
         ));
+    }
+
+    #[test]
+    fn tick_labels_are_short_and_tell_neighbouring_ticks_apart() {
+        // Ranges as runs produce them: tiny forces, times, heights, large counts, spans
+        // about zero, and a rounding error next to a power of ten.
+        let ranges = [
+            (0.0, 1.0),
+            (-0.02, 0.3),
+            (9.5e-5, 1.05e-4),
+            (0.0, 3.2e-5),
+            (1.0, 2.0),
+            (-1e-7, 1e-7),
+            (1000.0, 250_000.0),
+            (0.047, 0.053),
+            (12.0, 13.5),
+            (-4.0e6, 2.0e6),
+        ];
+        for (lo, hi) in ranges {
+            let f = TickFormat::of(&(lo..hi), false);
+            let step = 10f64.powi(f.step_exponent.unwrap());
+            let first = (lo / step).ceil() as i64;
+            let last = (hi / step).floor() as i64;
+            let labels: Vec<String> = (first..=last).map(|k| f.label(k as f64 * step)).collect();
+            for l in &labels {
+                assert!(l.len() <= 8, "{lo}..{hi}: {l:?} is too long");
+                assert!(!l.contains("000000"), "{lo}..{hi}: {l:?}");
+            }
+            let mut distinct = labels.clone();
+            distinct.dedup();
+            assert_eq!(distinct.len(), labels.len(), "{lo}..{hi}: {labels:?}");
+        }
+        let f = TickFormat::of(&(0.0..2e-4), false);
+        assert_eq!(f.label(9.999999999999e-5), "1e-4");
+        assert_eq!(f.label(1.5e-4), "1.5e-4");
+        assert_eq!(f.label(1e-20), "0");
+        let f = TickFormat::of(&(0.0..1.0), false);
+        assert_eq!(f.label(0.30000000000000004), "0.3");
+        assert_eq!(f.label(-0.1), "-0.1");
+        let log = TickFormat::of(&(1e-9..1e3), true);
+        for (v, text) in [
+            (1e-9, "1e-9"),
+            (2e-9, "2e-9"),
+            (0.001, "0.001"),
+            (0.5, "0.5"),
+            (30.0, "30"),
+            (100.0, "100"),
+            (1e5, "1e5"),
+        ] {
+            assert_eq!(log.label(v), text);
+        }
+    }
+
+    #[test]
+    fn log_log_plot_draws_a_power_law_as_a_straight_line() {
+        // P = f^-1.5 from 1 to 1000 on log-log axes: the drawn pixels of the line lie on
+        // one straight line (within a pixel or two).
+        let points: Vec<(f64, f64)> = (0..=60)
+            .map(|k| {
+                let f = 10f64.powf(f64::from(k) / 20.0);
+                (f, f.powf(-1.5))
+            })
+            .collect();
+        let plot = Plot {
+            title: "power law".into(),
+            x_label: "f [Hz]".into(),
+            y_label: "P".into(),
+            log_y: true,
+            log_x: true,
+            series: vec![Series {
+                label: "f^-1.5".into(),
+                points,
+                style: SeriesStyle::Line,
+            }],
+        };
+        let path = temp_png("loglog");
+        render_png(&path, &plot).unwrap();
+        let (w, _, pixels) = decode(&path);
+        let blue = PALETTE[0];
+        let mut xy = Vec::new();
+        for (i, p) in pixels.chunks_exact(3).enumerate() {
+            if p == [blue.0, blue.1, blue.2] {
+                xy.push(((i as u32 % w) as f64, (i as u32 / w) as f64));
+            }
+        }
+        assert!(xy.len() > 200, "the line is drawn");
+        // Without the legend's sample line, in the upper right corner the curve leaves free.
+        xy.retain(|&(x, y)| x < 0.8 * f64::from(w) || y > 0.25 * f64::from(HEIGHT));
+        let fit = crate::analysis::fit::fit_line(&xy).unwrap();
+        assert!(
+            fit.r_squared > 0.995,
+            "not straight: r² = {}",
+            fit.r_squared
+        );
+        let _ = std::fs::remove_file(path);
     }
 
     #[test]

@@ -334,6 +334,7 @@ impl Discharge {
                     x_label: "time [s]".into(),
                     y_label: "mass [kg]".into(),
                     log_y: false,
+                    log_x: false,
                     series: mass,
                 },
             ),
@@ -344,6 +345,7 @@ impl Discharge {
                     x_label: "time [s]".into(),
                     y_label: "force [N]".into(),
                     log_y: false,
+                    log_x: false,
                     series: vec![Series {
                         label: "force".into(),
                         points: force,
@@ -358,6 +360,7 @@ impl Discharge {
                     x_label: "frequency [Hz]".into(),
                     y_label: "power [N^2]".into(),
                     log_y: true,
+                    log_x: false,
                     series: vec![Series {
                         label: "periodogram (Hann window)".into(),
                         points: spectrum,

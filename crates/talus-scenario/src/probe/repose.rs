@@ -231,6 +231,7 @@ impl Repose {
                 x_label: "distance along the slope direction [m]".into(),
                 y_label: "height [m]".into(),
                 log_y: false,
+                log_x: false,
                 series,
             },
         )]

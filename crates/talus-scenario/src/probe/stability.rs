@@ -230,6 +230,7 @@ impl Stability {
                 x_label: "grains on the scene".into(),
                 y_label: "slope [deg]".into(),
                 log_y: false,
+                log_x: false,
                 series,
             },
         )]

@@ -318,6 +318,7 @@ impl Transport {
                 x_label: "time [s]".into(),
                 y_label: "mean grain velocity along the transport direction [m/s]".into(),
                 log_y: false,
+                log_x: false,
                 series,
             },
         )]

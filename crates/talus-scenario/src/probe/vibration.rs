@@ -273,6 +273,7 @@ impl Vibration {
                 x_label: "solid fraction [1]".into(),
                 y_label: "height [m]".into(),
                 log_y: false,
+                log_x: false,
                 series,
             },
         )];
@@ -284,6 +285,7 @@ impl Vibration {
                     x_label: "time [s]".into(),
                     y_label: "intruder centre above the moving container [m]".into(),
                     log_y: false,
+                    log_x: false,
                     series: vec![Series {
                         label: "intruder".into(),
                         points: self.heights.to_vec(),

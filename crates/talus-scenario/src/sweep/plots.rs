@@ -115,6 +115,7 @@ pub fn answer_plot(
         x_label,
         y_label: key.to_string(),
         log_y: false,
+        log_x: false,
         series,
     };
     (stem, plot)
