@@ -22,6 +22,34 @@ pub fn short(x: f64) -> String {
     }
 }
 
+/// `x` to `digits` significant digits in plain decimals (`103`, `0.0412`), for labels;
+/// [`short`] outside [1e-4, 1e6).
+#[must_use]
+pub fn significant(x: f64, digits: i32) -> String {
+    let magnitude = x.abs();
+    if x == 0.0 || !(1e-4..1e6).contains(&magnitude) {
+        return short(x);
+    }
+    let decimals = (digits - 1 - magnitude.log10().floor() as i32).max(0) as usize;
+    format!("{x:.decimals$}")
+}
+
+/// `value ± error` with the error to two significant digits and the value to the same
+/// decimal place (`1.4414 ± 0.0020`, `3.27 ± 0.15`), the way a measurement is quoted; the
+/// value alone, [`short`], when the error is not a positive finite number.
+#[must_use]
+pub fn plus_minus(value: f64, error: f64) -> String {
+    if !error.is_finite() || error <= 0.0 || !value.is_finite() {
+        return short(value);
+    }
+    let decimals = 1 - error.log10().floor() as i32;
+    if !(0..=12).contains(&decimals) {
+        return format!("{} ± {}", short(value), short(error));
+    }
+    let d = decimals as usize;
+    format!("{value:.d$} ± {error:.d$}")
+}
+
 fn trim(text: &str) -> String {
     if text.contains('.') {
         text.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -33,6 +61,23 @@ fn trim(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plus_minus_quotes_the_error_to_two_digits() {
+        assert_eq!(plus_minus(1.441_426_73, 0.001_972_42), "1.4414 ± 0.0020");
+        assert_eq!(plus_minus(3.272_704_7, 0.148_99), "3.27 ± 0.15");
+        assert_eq!(plus_minus(-0.5, 0.25), "-0.50 ± 0.25");
+        assert_eq!(plus_minus(2.0, f64::NAN), "2");
+        assert_eq!(plus_minus(1234.5, 56.0), "1234 ± 56");
+    }
+
+    #[test]
+    fn significant_digits() {
+        assert_eq!(significant(102.976_715, 3), "103");
+        assert_eq!(significant(933.677, 3), "934");
+        assert_eq!(significant(0.041_23, 3), "0.0412");
+        assert_eq!(significant(0.985_699, 3), "0.986");
+    }
 
     #[test]
     fn short_at_every_magnitude() {

@@ -17,6 +17,15 @@ pub struct LineFit {
     pub r_squared: f64,
     /// Number of (finite) points that entered the fit.
     pub points: usize,
+    /// Standard error of the slope, from the scatter of the points about the line
+    /// (s² = Σ residual² / (n − 2), SE = s / √Sxx); NaN for two points, which a line fits
+    /// exactly whatever their noise.
+    pub slope_error: f64,
+    /// Standard error of the intercept, s · √(1/n + x̄² / Sxx); NaN for two points.
+    pub intercept_error: f64,
+    /// The smallest and largest x of the points fitted: the range the line holds on, and
+    /// the one to draw it over.
+    pub x_range: (f64, f64),
 }
 
 impl LineFit {
@@ -75,11 +84,23 @@ pub fn fit_line(points: &[(f64, f64)]) -> Option<LineFit> {
     } else {
         1.0
     };
+    let (slope_error, intercept_error) = if n > 2 {
+        let residual = (syy - slope * sxy).max(0.0) / (nf - 2.0);
+        (
+            (residual / sxx).sqrt(),
+            (residual * (1.0 / nf + mean_x * mean_x / sxx)).sqrt(),
+        )
+    } else {
+        (f64::NAN, f64::NAN)
+    };
     Some(LineFit {
         slope,
         intercept,
         r_squared,
         points: n,
+        slope_error,
+        intercept_error,
+        x_range: (x_lo, x_hi),
     })
 }
 
@@ -95,6 +116,43 @@ mod tests {
         assert!((fit.intercept - 1.5).abs() < 1e-15);
         assert!((fit.r_squared - 0.25).abs() < 1e-15);
         assert_eq!(fit.points, 3);
+        // Residuals −½, 1, −½: s² = 1.5 / 1, SE(slope) = √(1.5 / 2), SE(intercept) =
+        // √(1.5 · (1/3 + 1/2)).
+        assert!((fit.slope_error - 0.75f64.sqrt()).abs() < 1e-15);
+        assert!((fit.intercept_error - 1.25f64.sqrt()).abs() < 1e-15);
+        assert_eq!(fit.x_range, (0.0, 2.0));
+    }
+
+    #[test]
+    fn slope_error_matches_the_scatter_of_slopes_over_noise_draws() {
+        // The standard error a single fit reports is the spread of the slopes that
+        // repeated noisy measurements of the same line give.
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+        let xs: Vec<f64> = (0..20).map(f64::from).collect();
+        let mut slopes = Vec::new();
+        let mut reported = Vec::new();
+        for _ in 0..2000 {
+            let points: Vec<(f64, f64)> = xs
+                .iter()
+                .map(|&x| {
+                    // Uniform noise of variance 1/3 · 0.5² about y = 2x + 1.
+                    (x, 2.0 * x + 1.0 + rng.random_range(-0.5..0.5))
+                })
+                .collect();
+            let fit = fit_line(&points).unwrap();
+            slopes.push(fit.slope);
+            reported.push(fit.slope_error);
+        }
+        let mean = slopes.iter().sum::<f64>() / slopes.len() as f64;
+        let sd = (slopes.iter().map(|s| (s - mean).powi(2)).sum::<f64>()
+            / (slopes.len() - 1) as f64)
+            .sqrt();
+        let typical = reported.iter().sum::<f64>() / reported.len() as f64;
+        assert!((mean - 2.0).abs() < 3.0 * sd / (slopes.len() as f64).sqrt());
+        assert!((typical / sd - 1.0).abs() < 0.05, "{typical} vs {sd}");
+        // And the exact value for this noise: σ / √Sxx, σ² = 1/12, Sxx = 665.
+        assert!((sd / (1.0 / 12.0 / 665.0f64).sqrt() - 1.0).abs() < 0.05);
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub use beverloo_fit::{BeverlooFit, fit_beverloo};
 pub use fit::{LineFit, fit_line};
 pub use flow::{Orifice, beverloo_rate, clogged, steady_rate};
 pub use repose::{ReposeFit, angle_of_repose, surface_profile};
-pub use spectrum::{power_spectrum, spectral_exponent};
+pub use spectrum::{PowerLaw, power_law_band, power_spectrum, spectral_exponent, welch_spectrum};
 pub use vibration::{gamma, granular_temperature, layer_packing, rise_in_diameters};
 
 /// Whether `x` is a finite number greater than zero; false for NaN. Used for the

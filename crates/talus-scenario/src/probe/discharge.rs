@@ -11,7 +11,7 @@ use talus_sim::wall::WallId;
 use super::{SummaryItems, equivalent_diameter, repose::json_number};
 use crate::analysis::fit::fit_line;
 use crate::analysis::flow::{Orifice, beverloo_rate, clogged, steady_rate};
-use crate::analysis::spectrum::power_spectrum;
+use crate::analysis::spectrum::{PowerLaw, WELCH_SEGMENTS, power_law_band, welch_spectrum};
 use crate::build::Experiment;
 use crate::journal::{AppendLog, Journaled};
 use crate::output::csv::Column;
@@ -228,11 +228,22 @@ impl Discharge {
         }
     }
 
-    /// `discharge_rate`, `discharged_mass`, `clogged`, Beverloo's estimate and the
-    /// spectrum's strongest frequency.
+    /// Welch's spectrum of the wall force while grains flow.
+    fn spectrum(&self) -> Vec<(f64, f64)> {
+        welch_spectrum(&self.flowing_force(), self.force_dt, WELCH_SEGMENTS)
+    }
+
+    /// The spectrum's power law over the band it holds best on, at least a decade wide.
+    fn power_law(&self) -> Option<PowerLaw> {
+        power_law_band(&self.spectrum(), 1.0)
+    }
+
+    /// `discharge_rate` with its standard error, `discharged_mass`, `clogged`, Beverloo's
+    /// estimate, the spectrum's strongest frequency and its power law P ∝ f^−α.
     #[must_use]
     pub fn summary(&self, exp: &Experiment) -> SummaryItems {
-        let spectrum = power_spectrum(&self.flowing_force(), self.force_dt);
+        let spectrum = self.spectrum();
+        let law = self.power_law();
         let peak = spectrum
             .iter()
             .skip(1)
@@ -245,6 +256,10 @@ impl Discharge {
             (
                 "discharge_rate".into(),
                 json_number(self.rate().map(|r| r.0)),
+            ),
+            (
+                "discharge_rate_err".into(),
+                json_number(self.rate_fit().map(|f| f.slope_error)),
             ),
             (
                 "discharge_fit_r_squared".into(),
@@ -262,6 +277,24 @@ impl Discharge {
             ("beverloo_rate".into(), json_number(beverloo(exp))),
             ("gate_open".into(), json_number(Some(self.gate_open))),
             ("wall_force_peak_frequency".into(), json_number(peak)),
+            (
+                "wall_force_spectrum_alpha".into(),
+                json_number(law.map(|l| l.alpha)),
+            ),
+            (
+                "wall_force_spectrum_alpha_err".into(),
+                json_number(law.map(|l| l.alpha_error)),
+            ),
+            (
+                "wall_force_spectrum_band_hz".into(),
+                law.map_or(serde_json::Value::Null, |l| {
+                    serde_json::json!([json_number(Some(l.band.0)), json_number(Some(l.band.1))])
+                }),
+            ),
+            (
+                "wall_force_spectrum_r_squared".into(),
+                json_number(law.map(|l| l.r_squared)),
+            ),
         ]
     }
 
@@ -307,12 +340,21 @@ impl Discharge {
                 .collect(),
             style: SeriesStyle::Line,
         }];
-        if let Some((slope, intercept)) = self.rate() {
-            let t0 = self.gate_open;
-            let t1 = self.last_time;
+        if let Some(fit) = self.rate_fit() {
+            // Over the part of the discharge it was fitted to, and no farther.
+            let (t0, t1) = fit.x_range;
+            let before = self
+                .events
+                .iter()
+                .take_while(|e| e.0 < self.gate_open)
+                .last()
+                .map_or(0.0, |e| e.1);
             mass.push(Series {
-                label: format!("steady rate {slope:.4} kg/s"),
-                points: vec![(t0, slope * t0 + intercept), (t1, slope * t1 + intercept)],
+                label: format!(
+                    "steady rate {} kg/s (fitted range)",
+                    crate::number::plus_minus(fit.slope, fit.slope_error)
+                ),
+                points: vec![(t0, fit.at(t0) + before), (t1, fit.at(t1) + before)],
                 style: SeriesStyle::Dashed,
             });
         }
@@ -322,10 +364,27 @@ impl Discharge {
             .enumerate()
             .map(|(i, &f)| ((i + 1) as f64 * self.force_dt, f))
             .collect();
-        let spectrum: Vec<(f64, f64)> = power_spectrum(&self.flowing_force(), self.force_dt)
-            .into_iter()
-            .skip(1)
-            .collect();
+        let spectrum: Vec<(f64, f64)> = self.spectrum().into_iter().skip(1).collect();
+        let mut spectrum_series = vec![Series {
+            label: format!("Welch, {WELCH_SEGMENTS} Hann segments"),
+            points: spectrum,
+            style: SeriesStyle::Line,
+        }];
+        if let Some(law) = self.power_law() {
+            let (f0, f1) = law.band;
+            let at = |f: f64| 10f64.powf(law.fit.at(f.log10()));
+            spectrum_series.push(Series {
+                label: format!(
+                    "f^-α, α = {} over {}–{} Hz (r² = {})",
+                    crate::number::plus_minus(law.alpha, law.alpha_error),
+                    crate::number::significant(f0, 3),
+                    crate::number::significant(f1, 3),
+                    crate::number::significant(law.r_squared, 3)
+                ),
+                points: vec![(f0, at(f0)), (f1, at(f1))],
+                style: SeriesStyle::Dashed,
+            });
+        }
         vec![
             (
                 "discharged_mass".into(),
@@ -360,12 +419,8 @@ impl Discharge {
                     x_label: "frequency [Hz]".into(),
                     y_label: "power [N^2]".into(),
                     log_y: true,
-                    log_x: false,
-                    series: vec![Series {
-                        label: "periodogram (Hann window)".into(),
-                        points: spectrum,
-                        style: SeriesStyle::Line,
-                    }],
+                    log_x: true,
+                    series: spectrum_series,
                 },
             ),
         ]
