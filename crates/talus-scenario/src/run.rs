@@ -387,6 +387,16 @@ impl Runner {
                     }
                 }
             }
+            let now = self.exp.world.time();
+            let before = now - self.exp.world.params().dt;
+            if self.state.probes.iter().any(|p| p.strobe_due(before, now)) {
+                let sample = self.sample();
+                for probe in &mut self.state.probes {
+                    if probe.strobe_due(before, now) {
+                        probe.strobe(&sample);
+                    }
+                }
+            }
             let step = self.exp.world.steps();
             let failure = check.after_step(&self.exp, &stats, step);
             if let Some(failure) = failure {

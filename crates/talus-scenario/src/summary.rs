@@ -14,6 +14,7 @@ use crate::error::ScenarioError;
 use crate::output::atomic::write_atomic;
 use crate::output::plot::{Plot, Series, SeriesStyle, render_png};
 use crate::output::run_dir::{PLOTS_DIR, SUMMARY_FILE};
+use crate::probe::Probe;
 use crate::probe::repose::json_number;
 use crate::run::{Runner, TIMESERIES_FILE, io_error};
 
@@ -76,6 +77,14 @@ fn write_results(runner: &mut Runner) -> Result<(), ScenarioError> {
         .series
         .write(&path)
         .map_err(|source| io_error(&path, source))?;
+    let tables: Vec<(String, crate::output::csv::TimeSeries)> =
+        runner.state.probes.iter().flat_map(Probe::tables).collect();
+    for (stem, table) in tables {
+        let path = runner.claim(&format!("{stem}.csv"))?;
+        table
+            .write(&path)
+            .map_err(|source| io_error(&path, source))?;
+    }
     if runner.exp.scenario.outputs.plots {
         for (stem, plot) in plots(runner) {
             let path = runner.claim(&format!("{PLOTS_DIR}/{stem}.png"))?;

@@ -144,6 +144,32 @@ impl Probe {
         }
     }
 
+    /// Whether the probe takes a stroboscopic sample after the step from time `before` to
+    /// `after` (a vibrated bed, once per cycle of its drive).
+    #[must_use]
+    pub fn strobe_due(&self, before: f64, after: f64) -> bool {
+        match self {
+            Probe::Vibration(p) => p.strobe_due(before, after),
+            _ => false,
+        }
+    }
+
+    /// Takes the stroboscopic sample [`Probe::strobe_due`] asked for.
+    pub fn strobe(&mut self, sample: &Sample) {
+        if let Probe::Vibration(p) = self {
+            p.strobe(sample);
+        }
+    }
+
+    /// Tables it writes beside the time series, as (file stem, table).
+    #[must_use]
+    pub fn tables(&self) -> Vec<(String, crate::output::csv::TimeSeries)> {
+        match self {
+            Probe::Vibration(p) => vec![("stroboscopic".into(), p.strobe_table())],
+            _ => Vec::new(),
+        }
+    }
+
     /// Work after every step; returns the grains it removed.
     pub fn after_step(&mut self, exp: &mut Experiment) -> Vec<GrainId> {
         match self {

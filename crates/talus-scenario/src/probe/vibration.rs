@@ -39,7 +39,38 @@ pub struct Vibration {
     profiles: AppendLog<(f64, Vec<f64>)>,
     /// Granular temperature at every sample.
     temperatures: AppendLog<f64>,
+    /// Once per cycle of the drive, at its phase 0 (the container at its mean height,
+    /// rising): everything measured, stroboscopically.
+    strobes: AppendLog<Strobe>,
 }
+
+/// What the probe measures at one instant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    /// The intruder's centre above the moving container (m; NaN without an intruder).
+    pub intruder_height: f64,
+    /// Granular temperature of the bed (m²/s²).
+    pub temperature: f64,
+    /// Height of the bed's centre of mass above the moving container (m).
+    pub centre_of_mass: f64,
+    /// Solid fraction per layer, bottom first.
+    pub packing: Vec<f64>,
+}
+
+/// One stroboscopic sample: the drive's cycle and time, and what was measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Strobe {
+    /// Cycles of the drive completed (counted from t = 0).
+    pub cycle: u64,
+    /// Simulated time.
+    pub time: f64,
+    /// The measurement.
+    pub measured: Measured,
+}
+
+/// Stroboscopic profiles averaged at the end: the last this many cycles (or the later half
+/// of the cycles, when fewer).
+const PROFILE_CYCLES: usize = 20;
 
 impl Vibration {
     /// The probe of a `Vibration` measurement.
@@ -88,12 +119,18 @@ impl Vibration {
             heights: AppendLog::new(),
             profiles: AppendLog::new(),
             temperatures: AppendLog::new(),
+            strobes: AppendLog::new(),
         })
     }
 
     /// The lists that grow during the run, in a fixed order (see [`crate::journal`]).
     pub fn logs(&self) -> Vec<&dyn Journaled> {
-        vec![&self.heights, &self.profiles, &self.temperatures]
+        vec![
+            &self.heights,
+            &self.profiles,
+            &self.temperatures,
+            &self.strobes,
+        ]
     }
 
     /// See [`Vibration::logs`].
@@ -102,6 +139,7 @@ impl Vibration {
             &mut self.heights,
             &mut self.profiles,
             &mut self.temperatures,
+            &mut self.strobes,
         ]
     }
 
@@ -112,6 +150,7 @@ impl Vibration {
             Column::new("intruder_height_in_container", "m"),
             Column::new("intruder_rise", "diameters"),
             Column::new("granular_temperature", "m^2/s^2"),
+            Column::new("bed_centre_of_mass_in_container", "m"),
         ];
         for k in 0..self.layers {
             c.push(Column::new(format!("packing_layer_{k}"), "1"));
@@ -119,16 +158,21 @@ impl Vibration {
         c
     }
 
-    /// Values now.
-    pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
-        let up = sample.up;
-        // The intruder: the first grain of its population.
-        // Heights are taken relative to the container, which moves by
-        // A sin(2πft + φ) along the driver's direction: the intruder's rise is its motion
-        // through the bed, not the shaking.
-        let shift = up.dot(self.direction)
+    /// The drive's displacement along "up" at time `t`: the container's height above its
+    /// rest position.
+    fn shift(&self, up: DVec3, t: f64) -> f64 {
+        up.dot(self.direction)
             * self.amplitude
-            * (std::f64::consts::TAU * self.frequency * sample.time + self.phase).sin();
+            * (std::f64::consts::TAU * self.frequency * t + self.phase).sin()
+    }
+
+    /// Everything the probe measures in `sample`, heights relative to the moving container
+    /// (which moves by A sin(2πft + φ) along the driver's direction: the intruder's rise is
+    /// its motion through the bed, not the shaking).
+    fn measure(&mut self, sample: &Sample) -> Measured {
+        let up = sample.up;
+        let shift = self.shift(up, sample.time);
+        // The intruder: the first grain of its population.
         let intruder = self.intruder.and_then(|p| {
             sample.grains.iter().find(|g| g.population == p).map(|g| {
                 (
@@ -140,13 +184,6 @@ impl Vibration {
         if self.start.is_none() {
             self.start = intruder;
         }
-        let (height, rise) = match (intruder, self.start) {
-            (Some((h, _)), Some((h0, d))) => {
-                self.heights.push((sample.time, h));
-                (h, rise_in_diameters(h0, h, d))
-            }
-            _ => (f64::NAN, f64::NAN),
-        };
         // The bed: every grain but the intruder inside the region, which moves with the
         // container; layers are horizontal slices of it.
         let lo = self.min + up * shift;
@@ -163,7 +200,12 @@ impl Vibration {
         let velocities: Vec<[f64; 3]> = bed.iter().map(|g| g.state.velocity.to_array()).collect();
         let masses: Vec<f64> = bed.iter().map(|g| g.state.inertia.mass).collect();
         let temperature = granular_temperature(&velocities, &masses);
-        self.temperatures.push(temperature);
+        let mass: f64 = masses.iter().sum();
+        let centre_of_mass = bed
+            .iter()
+            .map(|g| g.state.inertia.mass * (up.dot(g.state.pose.position) - shift))
+            .sum::<f64>()
+            / mass;
         let extent = self.max - self.min;
         let area = extent.x * extent.y;
         let z_and_volume: Vec<(f64, f64)> = bed
@@ -171,11 +213,127 @@ impl Vibration {
             .map(|g| (g.state.pose.position.z - up.z * shift, g.volume))
             .collect();
         let packing = layer_packing(&z_and_volume, self.min.z, self.max.z, self.layers, area);
-        let mut row = vec![height, rise, temperature];
+        Measured {
+            intruder_height: intruder.map_or(f64::NAN, |(h, _)| h),
+            temperature,
+            centre_of_mass,
+            packing,
+        }
+    }
 
-        row.extend((0..self.layers).map(|k| packing.get(k).copied().unwrap_or(f64::NAN)));
-        self.profiles.push((sample.time, packing));
+    /// Values now.
+    pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
+        let m = self.measure(sample);
+        let rise = match self.start {
+            Some((h0, d)) if m.intruder_height.is_finite() => {
+                self.heights.push((sample.time, m.intruder_height));
+                rise_in_diameters(h0, m.intruder_height, d)
+            }
+            _ => f64::NAN,
+        };
+        self.temperatures.push(m.temperature);
+        let mut row = vec![m.intruder_height, rise, m.temperature, m.centre_of_mass];
+        row.extend((0..self.layers).map(|k| m.packing.get(k).copied().unwrap_or(f64::NAN)));
+        self.profiles.push((sample.time, m.packing));
         row
+    }
+
+    /// Cycles of the drive completed at time `t`: the drive's phase 2πft + φ has passed 2πk.
+    fn cycle(&self, t: f64) -> Option<u64> {
+        let turns = self.frequency * t + self.phase / std::f64::consts::TAU;
+        (self.frequency > 0.0 && turns.is_finite() && turns >= 0.0).then(|| turns.floor() as u64)
+    }
+
+    /// Whether the step from `before` to `after` passed phase 0 of the drive: a
+    /// stroboscopic sample is due (taken at the step's end, at most one step late, a phase
+    /// error of 360° · f · dt).
+    #[must_use]
+    pub fn strobe_due(&self, before: f64, after: f64) -> bool {
+        matches!((self.cycle(before), self.cycle(after)), (Some(a), Some(b)) if b > a)
+    }
+
+    /// Takes the stroboscopic sample of the cycle just completed.
+    pub fn strobe(&mut self, sample: &Sample) {
+        let Some(cycle) = self.cycle(sample.time) else {
+            return;
+        };
+        let measured = self.measure(sample);
+        self.strobes.push(Strobe {
+            cycle,
+            time: sample.time,
+            measured,
+        });
+    }
+
+    /// The intruder's rise rate in its diameters per cycle: a line fitted to its
+    /// stroboscopic heights against the cycle.
+    fn rise_rate(&self) -> Option<(crate::analysis::fit::LineFit, f64)> {
+        let (_, d) = self.start?;
+        let points: Vec<(f64, f64)> = self
+            .strobes
+            .iter()
+            .map(|s| (s.cycle as f64, s.measured.intruder_height))
+            .collect();
+        crate::analysis::fit::fit_line(&points).map(|fit| (fit, d))
+    }
+
+    /// The stroboscopic profiles of the last cycles: per layer, the mean and the sample
+    /// standard deviation, and how many cycles.
+    fn mean_profile(&self) -> Option<(Vec<(f64, f64)>, usize)> {
+        let n = self.strobes.len();
+        if n == 0 {
+            return None;
+        }
+        let take = PROFILE_CYCLES.min(n.div_ceil(2));
+        let last = &self.strobes[n - take..];
+        let layers = (0..self.layers)
+            .map(|k| {
+                let values: Vec<f64> = last
+                    .iter()
+                    .filter_map(|s| s.measured.packing.get(k).copied())
+                    .collect();
+                let count = values.len() as f64;
+                let mean = values.iter().sum::<f64>() / count;
+                let sd = if values.len() > 1 {
+                    (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (count - 1.0)).sqrt()
+                } else {
+                    f64::NAN
+                };
+                (mean, sd)
+            })
+            .collect();
+        Some((layers, take))
+    }
+
+    /// The stroboscopic samples as a table, one row per cycle.
+    #[must_use]
+    pub fn strobe_table(&self) -> crate::output::csv::TimeSeries {
+        let mut columns = vec![
+            Column::new("cycle", "1"),
+            Column::new("time", "s"),
+            Column::new("intruder_height_in_container", "m"),
+            Column::new("granular_temperature", "m^2/s^2"),
+            Column::new("bed_centre_of_mass_in_container", "m"),
+        ];
+        for k in 0..self.layers {
+            columns.push(Column::new(format!("packing_layer_{k}"), "1"));
+        }
+        let mut table = crate::output::csv::TimeSeries::new(columns);
+        for s in self.strobes.iter() {
+            let m = &s.measured;
+            let mut row = vec![
+                s.cycle as f64,
+                s.time,
+                m.intruder_height,
+                m.temperature,
+                m.centre_of_mass,
+            ];
+            row.extend((0..self.layers).map(|k| m.packing.get(k).copied().unwrap_or(f64::NAN)));
+            table
+                .push(row)
+                .expect("a stroboscopic row has one value per column");
+        }
+        table
     }
 
     /// Γ, the intruder's rise and the mean granular temperature. The rise is the mean
@@ -206,6 +364,18 @@ impl Vibration {
                 json_number(self.start.map(|s| s.1)),
             ),
             ("mean_granular_temperature".into(), json_number(mean_t)),
+            (
+                "strobe_cycles".into(),
+                serde_json::Value::from(self.strobes.len()),
+            ),
+            (
+                "intruder_rise_rate".into(),
+                json_number(self.rise_rate().map(|(f, d)| f.slope / d)),
+            ),
+            (
+                "intruder_rise_rate_err".into(),
+                json_number(self.rise_rate().map(|(f, d)| f.slope_error / d)),
+            ),
         ]
     }
 
@@ -240,32 +410,46 @@ impl Vibration {
         out
     }
 
-    /// Density profiles at the start, middle and end; intruder height over time.
+    /// The solid fraction per layer averaged over the last cycles at phase 0 of the drive,
+    /// with its spread; the intruder's height over time, continuously and once per cycle,
+    /// with its fitted rise.
     #[must_use]
     pub fn plots(&self) -> Vec<(String, Plot)> {
         let lo = self.min.z;
         let thickness = (self.max.z - lo) / self.layers.max(1) as f64;
-        let n = self.profiles.len();
-        let mut picks: Vec<usize> = [0, n / 2, n.saturating_sub(1)]
-            .into_iter()
-            .filter(|&i| i < n)
-            .collect();
-        picks.dedup();
-        let series = picks
-            .into_iter()
-            .map(|i| {
-                let (t, ref profile) = self.profiles[i];
-                Series {
-                    label: format!("t = {t:.2} s"),
-                    points: profile
-                        .iter()
-                        .enumerate()
-                        .map(|(k, &phi)| (phi, lo + (k as f64 + 0.5) * thickness))
-                        .collect(),
-                    style: SeriesStyle::Line,
-                }
-            })
-            .collect();
+        let layer_z = |k: usize| lo + (k as f64 + 0.5) * thickness;
+        let mut series = Vec::new();
+        if let Some((profile, cycles)) = self.mean_profile() {
+            series.push(Series {
+                label: format!("mean of the last {cycles} cycles at phase 0"),
+                points: profile
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &(mean, _))| (mean, layer_z(k)))
+                    .collect(),
+                style: SeriesStyle::Line,
+            });
+            series.push(Series {
+                label: "± one standard deviation".into(),
+                points: profile
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(k, &(mean, sd))| [(mean - sd, layer_z(k)), (mean + sd, layer_z(k))])
+                    .collect(),
+                style: SeriesStyle::Spread,
+            });
+        } else if let Some((t, profile)) = self.profiles.last() {
+            // A run shorter than one cycle: its last instantaneous profile.
+            series.push(Series {
+                label: format!("t = {t:.2} s"),
+                points: profile
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &phi)| (phi, layer_z(k)))
+                    .collect(),
+                style: SeriesStyle::Line,
+            });
+        }
         let mut out = vec![(
             "density_profile".into(),
             Plot {
@@ -278,6 +462,36 @@ impl Vibration {
             },
         )];
         if !self.heights.is_empty() {
+            let mut series = vec![Series {
+                label: "intruder, every output".into(),
+                points: self.heights.to_vec(),
+                style: SeriesStyle::Line,
+            }];
+            if !self.strobes.is_empty() {
+                series.push(Series {
+                    label: "once per cycle, at phase 0".into(),
+                    points: self
+                        .strobes
+                        .iter()
+                        .map(|s| (s.time, s.measured.intruder_height))
+                        .collect(),
+                    style: SeriesStyle::Points,
+                });
+            }
+            if let Some((fit, d)) = self.rise_rate() {
+                // Over the cycles it was fitted to, drawn against their times.
+                let time_of =
+                    |cycle: f64| (cycle - self.phase / std::f64::consts::TAU) / self.frequency;
+                let (c0, c1) = fit.x_range;
+                series.push(Series {
+                    label: format!(
+                        "rise {} diameters per cycle",
+                        crate::number::plus_minus(fit.slope / d, fit.slope_error / d)
+                    ),
+                    points: vec![(time_of(c0), fit.at(c0)), (time_of(c1), fit.at(c1))],
+                    style: SeriesStyle::Dashed,
+                });
+            }
             out.push((
                 "intruder_height".into(),
                 Plot {
@@ -286,14 +500,88 @@ impl Vibration {
                     y_label: "intruder centre above the moving container [m]".into(),
                     log_y: false,
                     log_x: false,
-                    series: vec![Series {
-                        label: "intruder".into(),
-                        points: self.heights.to_vec(),
-                        style: SeriesStyle::Line,
-                    }],
+                    series,
                 },
             ));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::fit::fit_line;
+
+    /// A probe of a drive at `frequency` and `phase`, without grains to look at.
+    fn probe(frequency: f64, phase: f64) -> Vibration {
+        Vibration {
+            gamma: 3.0,
+            amplitude: 0.01,
+            frequency,
+            phase,
+            direction: DVec3::Z,
+            intruder: None,
+            min: DVec3::ZERO,
+            max: DVec3::ONE,
+            layers: 4,
+            start: None,
+            heights: AppendLog::new(),
+            profiles: AppendLog::new(),
+            temperatures: AppendLog::new(),
+            strobes: AppendLog::new(),
+        }
+    }
+
+    #[test]
+    fn strobes_fall_once_per_cycle_at_phase_zero_and_see_through_the_oscillation() {
+        // A height that rises slowly while it swings with the drive: h(t) = r·t + a·sin(θ + ψ)
+        // with θ = 2πft + φ the drive's phase. Sampled at phase 0 of every cycle it reads
+        // r·t_k + a·sin ψ: the swing is gone and the rise per cycle is r / f.
+        let (f, phi, dt) = (10.0, 1.1, 1e-4);
+        let (r, a, psi) = (0.02, 0.015, 0.7);
+        let p = probe(f, phi);
+        let theta = |t: f64| std::f64::consts::TAU * f * t + phi;
+        let h = |t: f64| r * t + a * (theta(t) + psi).sin();
+        let mut strobes = Vec::new();
+        let mut all = Vec::new();
+        for step in 1..=30_000 {
+            let (before, after) = ((step - 1) as f64 * dt, step as f64 * dt);
+            all.push((after * f, h(after)));
+            if p.strobe_due(before, after) {
+                strobes.push((p.cycle(after).unwrap(), after, h(after)));
+            }
+        }
+        // One per cycle: the drive starts at phase 1.1 rad, so 30 cycles complete by 3 s.
+        assert_eq!(strobes.len(), 30);
+        for (k, &(cycle, t, _)) in strobes.iter().enumerate() {
+            assert_eq!(cycle, k as u64 + 1);
+            // Within one step after the drive's phase passed 2π·cycle.
+            let exact = (cycle as f64 * std::f64::consts::TAU - phi) / (std::f64::consts::TAU * f);
+            assert!(t >= exact && t - exact <= dt + 1e-12, "{t} vs {exact}");
+        }
+        let fit = fit_line(
+            &strobes
+                .iter()
+                .map(|&(c, _, v)| (c as f64, v))
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        assert!(
+            (fit.slope - r / f).abs() < 1e-5,
+            "{} vs {}",
+            fit.slope,
+            r / f
+        );
+        assert!(fit.r_squared > 0.9999);
+        // The same fit through every sample carries the swing: a far worse line.
+        let continuous = fit_line(&all).unwrap();
+        assert!(continuous.r_squared < 0.9, "{}", continuous.r_squared);
+    }
+
+    #[test]
+    fn no_drive_no_strobes() {
+        let p = probe(0.0, 0.0);
+        assert!(!p.strobe_due(0.0, 10.0));
     }
 }
