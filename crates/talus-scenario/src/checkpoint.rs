@@ -30,7 +30,8 @@ const MAGIC: &[u8; 8] = b"TALUSCK\0";
 /// 4: and the order its bodies are met in, which renumbering the proxies can reverse; 5: the
 /// kinds of grain keep the inverse mass a contact meets, for the critical step; 6: the run
 /// keeps the step of each dripping population's last release and its waits, and the shapes
-/// read from files; 7: a vibrated bed keeps its stroboscopic samples).
+/// read from files; 7: a vibrated bed keeps its stroboscopic samples, and each fitted face of
+/// a pile the standard error of its angle).
 const FORMAT: u32 = 7;
 /// Bytes before the payload: magic, version, length, checksum.
 const HEADER: usize = 24;

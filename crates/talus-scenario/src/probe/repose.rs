@@ -25,6 +25,9 @@ const MIN_FIT_POINTS: usize = 4;
 pub struct FaceFit {
     /// Angle of the face to the horizontal (degrees).
     pub angle_deg: f64,
+    /// Its standard error (degrees), from the scatter of the surface about the fitted line:
+    /// σ_θ = σ_slope / (1 + slope²).
+    pub angle_error_deg: f64,
     /// The fitted line over the profile points it was fitted to: its two ends.
     pub ends: ((f64, f64), (f64, f64)),
     /// Profile points fitted.
@@ -65,8 +68,10 @@ fn fit_face(
             (a.min(p.0), b.max(p.0))
         });
     let line = |x: f64| result.fit.slope * x + result.fit.intercept;
+    let slope = result.fit.slope;
     Some(FaceFit {
         angle_deg: result.angle_deg,
+        angle_error_deg: (result.fit.slope_error / (1.0 + slope * slope)).to_degrees(),
         ends: ((sign * x0, line(x0)), (sign * x1, line(x1))),
         points: result.used.len(),
     })
@@ -151,12 +156,29 @@ impl Repose {
             .then(|| self.faces.iter().map(|f| f.angle_deg).sum::<f64>() / self.faces.len() as f64)
     }
 
+    /// The standard error of [`Repose::angle_deg`]: of the one face, or of the mean of two
+    /// independent faces, ½ √(σ₁² + σ₂²).
+    fn angle_error_deg(&self) -> Option<f64> {
+        (!self.faces.is_empty()).then(|| {
+            self.faces
+                .iter()
+                .map(|f| f.angle_error_deg.powi(2))
+                .sum::<f64>()
+                .sqrt()
+                / self.faces.len() as f64
+        })
+    }
+
     /// `angle_of_repose_deg` (null if the surface could not be fitted) and the fit; with
     /// both flanks, each face's angle too.
     #[must_use]
     pub fn summary(&self) -> SummaryItems {
         let mut items = vec![
             ("angle_of_repose_deg".into(), json_number(self.angle_deg())),
+            (
+                "angle_of_repose_deg_err".into(),
+                json_number(self.angle_error_deg()),
+            ),
             (
                 "repose_fit_points".into(),
                 serde_json::Value::from(self.faces.iter().map(|f| f.points).min().unwrap_or(0)),
