@@ -130,6 +130,12 @@ fn geometry_that_cannot_hold_its_grains_is_refused() {
             "exactly one grain",
         ],
     );
+    // A stroboscope's phase is an angle of the drive's cycle.
+    assert_refused(
+        "vibrating_box",
+        &["measurements[0].strobe_phase_deg=360"],
+        &["measurements[0].strobe_phase_deg", "0 to 360 degrees"],
+    );
 }
 
 #[test]

@@ -635,6 +635,10 @@ pub enum MeasurementSpec {
         /// Number of layers; default 10.
         #[serde(default)]
         layers: Option<usize>,
+        /// Phase of the drive (degrees, 0 to 360) at which the bed is also sampled once per
+        /// cycle, stroboscopically; default 0 (the container at its mean height, rising).
+        #[serde(default)]
+        strobe_phase_deg: Option<f64>,
     },
     /// Discharge from a hopper (§1.2.3): grains whose centre falls below `outlet_z` are
     /// counted and removed; flow rate over the steady part, clogging, and the force on the

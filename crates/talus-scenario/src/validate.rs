@@ -1087,7 +1087,17 @@ impl Checker {
                 min,
                 max,
                 layers,
+                strobe_phase_deg,
             } => {
+                if let Some(p) = strobe_phase_deg
+                    && !(p.is_finite() && (0.0..360.0).contains(p))
+                {
+                    self.fail(
+                        &format!("{f}.strobe_phase_deg"),
+                        format!("{p}"),
+                        "a phase of the drive from 0 to 360 degrees (360 excluded)",
+                    );
+                }
                 match s.walls.iter().find(|w| &w.name == driver) {
                     None => self.fail(
                         &format!("{f}.driver"),

@@ -24,6 +24,8 @@ pub struct Vibration {
     amplitude: f64,
     frequency: f64,
     phase: f64,
+    /// Phase of the drive at which the stroboscopic samples are taken (rad).
+    strobe_phase: f64,
     /// The driver's displacement direction (unit).
     direction: DVec3,
     intruder: Option<usize>,
@@ -39,8 +41,8 @@ pub struct Vibration {
     profiles: AppendLog<(f64, Vec<f64>)>,
     /// Granular temperature at every sample.
     temperatures: AppendLog<f64>,
-    /// Once per cycle of the drive, at its phase 0 (the container at its mean height,
-    /// rising): everything measured, stroboscopically.
+    /// Once per cycle of the drive, at its strobe phase (by default 0: the container at its
+    /// mean height, rising): everything measured, stroboscopically.
     strobes: AppendLog<Strobe>,
 }
 
@@ -82,6 +84,7 @@ impl Vibration {
             min,
             max,
             layers,
+            strobe_phase_deg,
         } = spec
         else {
             return None;
@@ -108,6 +111,7 @@ impl Vibration {
             amplitude,
             frequency,
             phase,
+            strobe_phase: strobe_phase_deg.unwrap_or(0.0).to_radians(),
             direction,
             intruder: intruder
                 .as_ref()
@@ -238,13 +242,15 @@ impl Vibration {
         row
     }
 
-    /// Cycles of the drive completed at time `t`: the drive's phase 2πft + φ has passed 2πk.
-    fn cycle(&self, t: f64) -> Option<u64> {
-        let turns = self.frequency * t + self.phase / std::f64::consts::TAU;
-        (self.frequency > 0.0 && turns.is_finite() && turns >= 0.0).then(|| turns.floor() as u64)
+    /// The strobe phase passed at time `t` (counted from 0 at the first time after t = 0
+    /// that the drive's phase 2πft + φ passes the strobe phase θₛ modulo 2π): ⌊(2πft + φ −
+    /// θₛ) / 2π⌋; `None` without a drive.
+    fn cycle(&self, t: f64) -> Option<i64> {
+        let turns = self.frequency * t + (self.phase - self.strobe_phase) / std::f64::consts::TAU;
+        (self.frequency > 0.0 && turns.is_finite()).then(|| turns.floor() as i64)
     }
 
-    /// Whether the step from `before` to `after` passed phase 0 of the drive: a
+    /// Whether the step from `before` to `after` passed the strobe phase of the drive: a
     /// stroboscopic sample is due (taken at the step's end, at most one step late, a phase
     /// error of 360° · f · dt).
     #[must_use]
@@ -254,7 +260,7 @@ impl Vibration {
 
     /// Takes the stroboscopic sample of the cycle just completed.
     pub fn strobe(&mut self, sample: &Sample) {
-        let Some(cycle) = self.cycle(sample.time) else {
+        let Some(cycle) = self.cycle(sample.time).and_then(|c| u64::try_from(c).ok()) else {
             return;
         };
         let measured = self.measure(sample);
@@ -421,7 +427,10 @@ impl Vibration {
         let mut series = Vec::new();
         if let Some((profile, cycles)) = self.mean_profile() {
             series.push(Series {
-                label: format!("mean of the last {cycles} cycles at phase 0"),
+                label: format!(
+                    "mean of the last {cycles} cycles at phase {}°",
+                    crate::number::short(self.strobe_phase.to_degrees())
+                ),
                 points: profile
                     .iter()
                     .enumerate()
@@ -469,7 +478,10 @@ impl Vibration {
             }];
             if !self.strobes.is_empty() {
                 series.push(Series {
-                    label: "once per cycle, at phase 0".into(),
+                    label: format!(
+                        "once per cycle, at phase {}°",
+                        crate::number::short(self.strobe_phase.to_degrees())
+                    ),
                     points: self
                         .strobes
                         .iter()
@@ -514,12 +526,13 @@ mod tests {
     use crate::analysis::fit::fit_line;
 
     /// A probe of a drive at `frequency` and `phase`, without grains to look at.
-    fn probe(frequency: f64, phase: f64) -> Vibration {
+    fn probe(frequency: f64, phase: f64, strobe_phase: f64) -> Vibration {
         Vibration {
             gamma: 3.0,
             amplitude: 0.01,
             frequency,
             phase,
+            strobe_phase,
             direction: DVec3::Z,
             intruder: None,
             min: DVec3::ZERO,
@@ -540,7 +553,7 @@ mod tests {
         // r·t_k + a·sin ψ: the swing is gone and the rise per cycle is r / f.
         let (f, phi, dt) = (10.0, 1.1, 1e-4);
         let (r, a, psi) = (0.02, 0.015, 0.7);
-        let p = probe(f, phi);
+        let p = probe(f, phi, 0.0);
         let theta = |t: f64| std::f64::consts::TAU * f * t + phi;
         let h = |t: f64| r * t + a * (theta(t) + psi).sin();
         let mut strobes = Vec::new();
@@ -555,7 +568,7 @@ mod tests {
         // One per cycle: the drive starts at phase 1.1 rad, so 30 cycles complete by 3 s.
         assert_eq!(strobes.len(), 30);
         for (k, &(cycle, t, _)) in strobes.iter().enumerate() {
-            assert_eq!(cycle, k as u64 + 1);
+            assert_eq!(cycle, k as i64 + 1);
             // Within one step after the drive's phase passed 2π·cycle.
             let exact = (cycle as f64 * std::f64::consts::TAU - phi) / (std::f64::consts::TAU * f);
             assert!(t >= exact && t - exact <= dt + 1e-12, "{t} vs {exact}");
@@ -580,8 +593,30 @@ mod tests {
     }
 
     #[test]
+    fn strobes_at_another_phase_read_the_swing_there() {
+        // Strobed at θₛ = 90°, a swing a·sin(θ + ψ) reads a·sin(90° + ψ) = a·cos ψ each cycle.
+        let (f, phi, dt, a, psi) = (7.0, 0.3, 2e-5, 1.0, 0.4);
+        let p = probe(f, phi, 90f64.to_radians());
+        let theta = |t: f64| std::f64::consts::TAU * f * t + phi;
+        let mut reads = Vec::new();
+        for step in 1..=20_000 {
+            let (before, after) = ((step - 1) as f64 * dt, step as f64 * dt);
+            if p.strobe_due(before, after) {
+                reads.push(a * (theta(after) + psi).sin());
+            }
+        }
+        // 2.8 cycles' worth of phase from θ = 0.3 rad: crossings of 90° + 360°k, k = 0, 1, 2.
+        assert_eq!(reads.len(), 3);
+        for r in reads {
+            // One step late at most: 360° · 7 Hz · 2e-5 s of phase.
+            let tolerance = std::f64::consts::TAU * f * dt;
+            assert!((r - a * psi.cos()).abs() <= tolerance, "{r}");
+        }
+    }
+
+    #[test]
     fn no_drive_no_strobes() {
-        let p = probe(0.0, 0.0);
+        let p = probe(0.0, 0.0, 0.0);
         assert!(!p.strobe_due(0.0, 10.0));
     }
 }
