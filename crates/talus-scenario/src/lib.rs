@@ -9,10 +9,11 @@
 //!   contact coefficients of each pair of materials ([`pairs`]) and grain shapes read from
 //!   files ([`shape_file`] reads one file, [`grain_shapes`] those of every population);
 //! * [`run`]: the run loop, with [`probe`] (measurements), [`analysis`] (their math),
-//!   [`frames`], [`summary`], [`checkpoint`] with its [`journal`] and [`checksum`], and
-//!   [`blowup`] detection; [`sweep`]: parameter sweeps over many runs;
-//! * [`output`]: file writers (atomic writes, CSV, VTK, PVD, PNG plots) and the run's
-//!   locked output directory; [`number`]: numbers in messages.
+//!   [`frames`], [`summary`] and its page [`run_report`], [`checkpoint`] with its
+//!   [`journal`] and [`checksum`], and [`blowup`] detection; [`sweep`]: parameter sweeps
+//!   over many runs;
+//! * [`output`]: file writers (atomic writes, CSV, VTK, PVD, PNG plots, HTML reports) and
+//!   the run's locked output directory; [`number`]: numbers in messages.
 
 pub mod analysis;
 pub mod blowup;
@@ -32,6 +33,7 @@ pub mod placement;
 pub mod probe;
 pub mod resources;
 pub mod run;
+pub mod run_report;
 pub mod schema;
 pub mod shape_file;
 pub mod summary;

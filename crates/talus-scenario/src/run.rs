@@ -23,11 +23,11 @@ use crate::journal::{AppendLog, Journal, Journaled};
 use crate::load::{parse, to_ron};
 use crate::output::csv::{Column, TimeSeries};
 use crate::output::pvd::{PvdEntry, append_pvd, write_pvd};
-use crate::output::run_dir::{HISTORY_FILE, RunDir, SCENARIO_FILE, SUMMARY_FILE};
+use crate::output::run_dir::{HISTORY_FILE, REPORT_FILE, RunDir, SCENARIO_FILE, SUMMARY_FILE};
 use crate::placement::{PlacedGrain, grain_rng, jittered, overlaps_wall_at, random_rotation};
 use crate::probe::{GrainRecord, Probe, Sample, kinetic_energy, up_direction};
 use crate::schema::Scenario;
-use crate::summary::{Status, write_outputs, write_summary};
+use crate::summary::{Status, write_outputs, write_summary_and_report};
 use crate::walls::v3;
 
 pub use crate::output::run_dir::{CHECKPOINT_FILE, PVD_FILE, TIMESERIES_FILE};
@@ -288,13 +288,21 @@ impl Runner {
             // Nothing to continue: the outputs of the finished run stay as they are.
             return Ok(runner);
         }
-        // The run goes on: a summary of an earlier session (a blow-up) no longer holds.
-        let summary = runner.out.join(SUMMARY_FILE);
-        match std::fs::remove_file(&summary) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(io_error(&summary, e));
+        // The run goes on: a summary of an earlier session (a blow-up), and its report, no
+        // longer hold.
+        for file in [SUMMARY_FILE, REPORT_FILE] {
+            if !runner.dir.lists(file) {
+                // Not written by this run (a report of the user's, beside a run of a talus
+                // that wrote none): left alone.
+                continue;
             }
-            _ => {}
+            let path = runner.out.join(file);
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(io_error(&path, e));
+                }
+                _ => {}
+            }
         }
         // Rows and frames after the checkpoint are written again as the run repeats them.
         let file = runner.dir.claim(TIMESERIES_FILE)?;
@@ -355,7 +363,7 @@ impl Runner {
             && !matches!(error, ScenarioError::BlowUp(_))
         {
             // Best effort: on a full disk this may fail too, and the first error matters.
-            let _ = write_summary(self, &Status::Failed(error.to_string()));
+            let _ = write_summary_and_report(self, &Status::Failed(error.to_string()), &[]);
         }
         result
     }

@@ -1,9 +1,10 @@
-//! The end of a run: `summary.json` (the machine-readable result), the plots, and the
-//! final time series.
+//! The end of a run: `summary.json` (the machine-readable result), `report.html` (the same
+//! for a person, see [`crate::run_report`]), the plots, and the final time series.
 //!
-//! The summary is written last, after every other output, so that a summary that says a
-//! run finished is never beside outputs that failed to be written; when writing them fails,
-//! the summary says `failed` (if it can still be written at all). A run that reached its end
+//! The summary is written after every other output but the report (which is built from
+//! it), so that a summary that says a run finished is never beside outputs that failed to
+//! be written; when writing them, or the report, fails, the summary says `failed` (if it
+//! can still be written at all). A run that reached its end
 //! but whose answer cannot be trusted (grains that could not be poured, overlaps beyond the
 //! range of the contact model, a measurement that could not be fitted) is reported as
 //! `suspect`, with the reasons in `warnings`, never as a clean `finished`.
@@ -13,10 +14,12 @@ use serde_json::{Map, Value};
 use crate::error::ScenarioError;
 use crate::output::atomic::write_atomic;
 use crate::output::plot::{Plot, Series, SeriesStyle, render_png};
+use crate::output::report::Figure;
 use crate::output::run_dir::{PLOTS_DIR, SUMMARY_FILE};
 use crate::probe::Probe;
 use crate::probe::repose::json_number;
 use crate::run::{Runner, TIMESERIES_FILE, io_error};
+use crate::run_report::write_report;
 
 /// Overlaps deeper than this fraction of the grain size are outside the range where the
 /// volumetric contact laws are calibrated (they are meant for overlaps of a few per cent);
@@ -37,21 +40,45 @@ pub enum Status {
     Failed(String),
 }
 
-/// Writes the time series, the plots (if the scenario asks for them) and then
-/// `summary.json`. If an output fails, the summary says `failed` with the error (when it can
-/// still be written) and the error is returned.
+/// Writes the time series, the plots (if the scenario asks for them), `summary.json` and
+/// then `report.html`. If an output fails, the summary says `failed` with the error (when it
+/// can still be written) and the error is returned.
 ///
 /// # Errors
 /// [`ScenarioError::Io`] if a file cannot be written, or a plot cannot be drawn.
 pub fn write_outputs(runner: &mut Runner, status: Status) -> Result<(), ScenarioError> {
-    match write_results(runner) {
-        Ok(()) => write_summary(runner, &status),
+    let mut figures = Vec::new();
+    match write_results(runner, &mut figures) {
+        Ok(()) => write_summary_and_report(runner, &status, &figures),
         Err(error) => {
             // Best effort: on a full disk even this may fail, and the first error matters.
-            let _ = write_summary(runner, &Status::Failed(error.to_string()));
+            let failed = Status::Failed(error.to_string());
+            let _ = write_summary_and_report(runner, &failed, &figures);
             Err(error)
         }
     }
+}
+
+/// Writes `summary.json` for `status`, then `report.html` from it with the plots
+/// `figures`. When the report cannot be written, the summary is written again as `failed`
+/// with the report's error (unless it says `failed` already: the first error matters), so
+/// that it never says the run finished beside an output that is missing.
+///
+/// # Errors
+/// [`ScenarioError::Io`] if either cannot be written.
+pub fn write_summary_and_report(
+    runner: &mut Runner,
+    status: &Status,
+    figures: &[Figure],
+) -> Result<(), ScenarioError> {
+    let json = summary(runner, status);
+    write_summary_json(runner, &json)?;
+    write_report(runner, &json, figures).inspect_err(|error| {
+        if !matches!(status, Status::Failed(_)) {
+            // Best effort, as above.
+            let _ = write_summary(runner, &Status::Failed(error.to_string()));
+        }
+    })
 }
 
 /// Writes `summary.json` for `status`.
@@ -59,9 +86,13 @@ pub fn write_outputs(runner: &mut Runner, status: Status) -> Result<(), Scenario
 /// # Errors
 /// [`ScenarioError::Io`] if it cannot be written.
 pub fn write_summary(runner: &mut Runner, status: &Status) -> Result<(), ScenarioError> {
-    let summary = summary(runner, status);
+    let json = summary(runner, status);
+    write_summary_json(runner, &json)
+}
+
+fn write_summary_json(runner: &mut Runner, summary: &Value) -> Result<(), ScenarioError> {
     let path = runner.claim(SUMMARY_FILE)?;
-    let text = serde_json::to_string_pretty(&summary).map_err(|e| ScenarioError::Engine {
+    let text = serde_json::to_string_pretty(summary).map_err(|e| ScenarioError::Engine {
         path: path.clone(),
         context: "summary".into(),
         message: e.to_string(),
@@ -69,8 +100,9 @@ pub fn write_summary(runner: &mut Runner, status: &Status) -> Result<(), Scenari
     write_atomic(&path, text.as_bytes()).map_err(|source| io_error(&path, source))
 }
 
-/// The time series and the plots.
-fn write_results(runner: &mut Runner) -> Result<(), ScenarioError> {
+/// The time series and the plots; each plot drawn is added to `figures` (so that the report
+/// shows those drawn before a failure).
+fn write_results(runner: &mut Runner, figures: &mut Vec<Figure>) -> Result<(), ScenarioError> {
     let path = runner.claim(TIMESERIES_FILE)?;
     runner
         .state
@@ -87,12 +119,17 @@ fn write_results(runner: &mut Runner) -> Result<(), ScenarioError> {
     }
     if runner.exp.scenario.outputs.plots {
         for (stem, plot) in plots(runner) {
-            let path = runner.claim(&format!("{PLOTS_DIR}/{stem}.png"))?;
+            let file = format!("{PLOTS_DIR}/{stem}.png");
+            let path = runner.claim(&file)?;
             render_png(&path, &plot).map_err(|e| ScenarioError::Engine {
                 path: path.clone(),
                 context: "plot".into(),
                 message: e.to_string(),
             })?;
+            figures.push(Figure {
+                file,
+                title: plot.title,
+            });
         }
     }
     Ok(())

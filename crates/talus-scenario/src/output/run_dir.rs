@@ -29,6 +29,8 @@ use crate::run::io_error;
 pub const SCENARIO_FILE: &str = "scenario.ron";
 /// The machine-readable result of a run.
 pub const SUMMARY_FILE: &str = "summary.json";
+/// The run on one page for a person: parameters, status, answers, plots, timings.
+pub const REPORT_FILE: &str = "report.html";
 /// One row per output interval.
 pub const TIMESERIES_FILE: &str = "timeseries.csv";
 /// The ParaView collection of the frames.
@@ -58,9 +60,10 @@ pub const PLOT_STEMS: [&str; 8] = [
 ];
 
 /// Files at the top of the directory that a run writes.
-const TOP_FILES: [&str; 6] = [
+const TOP_FILES: [&str; 7] = [
     SCENARIO_FILE,
     SUMMARY_FILE,
+    REPORT_FILE,
     TIMESERIES_FILE,
     PVD_FILE,
     CHECKPOINT_FILE,
@@ -239,17 +242,34 @@ impl RunDir {
         self.root.join(rel)
     }
 
+    /// Whether the manifest lists `rel` (the run in this directory wrote it).
+    #[must_use]
+    pub fn lists(&self, rel: &str) -> bool {
+        self.listed.contains(rel)
+    }
+
     /// Records `rel` in the manifest (once), before the file is first written, and returns
     /// its path. Folders on the way are created.
     ///
     /// # Errors
-    /// [`ScenarioError::Io`] if the manifest cannot be extended or a folder created.
+    /// [`ScenarioError::OutputDir`] if a file the manifest does not list is already there
+    /// (a file of the user's, under a name that an older talus did not write, in the
+    /// directory of a run it started); [`ScenarioError::Io`] if the manifest cannot be
+    /// extended or a folder created.
     pub fn claim(&mut self, rel: &str) -> Result<PathBuf, ScenarioError> {
         let path = self.join(rel);
         if self.listed.contains(rel) {
             return Ok(path);
         }
         debug_assert!(is_own_name(rel), "{rel} is not a name of a run's file");
+        if path.symlink_metadata().is_ok() {
+            return Err(dir_error(
+                &path,
+                "is not a file of this run (the run's list of its files does not name it): \
+                 talus never overwrites files that are not its own; move it elsewhere"
+                    .into(),
+            ));
+        }
         if let Some(parent) = path.parent() {
             fs::create_dir_all(parent).map_err(|source| io_error(parent, source))?;
         }
@@ -508,6 +528,7 @@ mod tests {
     fn own_names_are_recognised_and_nothing_else() {
         for own in [
             "scenario.ron",
+            "report.html",
             "checkpoint.bin",
             "checkpoint-history.bin",
             "frames/grains_000000.vtu",
@@ -556,6 +577,7 @@ mod tests {
         let mut dir = RunDir::create(&root, false).unwrap();
         for rel in [
             "summary.json",
+            "report.html",
             "frames/grains_000000.vtu",
             "plots/coordination.png",
         ] {
@@ -570,6 +592,7 @@ mod tests {
         let mut dir = RunDir::create(&root, true).unwrap();
         dir.remove_earlier_run().unwrap();
         assert!(!root.join("summary.json").exists());
+        assert!(!root.join("report.html").exists());
         assert!(!root.join("frames").exists());
         assert_eq!(fs::read(root.join("plots/fig1.png")).unwrap(), b"mine");
         assert_eq!(fs::read(root.join("notes.txt")).unwrap(), b"mine");
@@ -594,6 +617,34 @@ mod tests {
             assert!(err.contains("never overwrites"), "{err}");
         }
         assert_eq!(fs::read(root.join("scenario.ron")).unwrap(), b"// mine");
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_file_of_the_user_is_never_claimed() {
+        // A run directory whose manifest does not list a report (as one of a talus that
+        // wrote none) and the user's own report.html beside it.
+        let root = scratch("claim");
+        fs::create_dir_all(&root).unwrap();
+        fs::write(root.join(MANIFEST_FILE), "summary.json\n").unwrap();
+        fs::write(root.join("summary.json"), b"{}").unwrap();
+        fs::write(root.join(REPORT_FILE), b"my report").unwrap();
+        let mut dir = RunDir::open(&root).unwrap();
+        assert!(dir.lists(SUMMARY_FILE));
+        assert!(!dir.lists(REPORT_FILE));
+        assert_eq!(dir.claim(SUMMARY_FILE).unwrap(), root.join(SUMMARY_FILE));
+        let err = dir.claim(REPORT_FILE).unwrap_err().to_string();
+        assert!(err.contains("report.html") && err.contains("never overwrites"), "{err}");
+        assert_eq!(fs::read(root.join(REPORT_FILE)).unwrap(), b"my report");
+        assert!(!dir.lists(REPORT_FILE));
+        drop(dir);
+        // A new run in that directory is refused outright.
+        fs::remove_file(root.join(MANIFEST_FILE)).unwrap();
+        fs::remove_file(root.join(SUMMARY_FILE)).unwrap();
+        for replace in [false, true] {
+            let err = RunDir::create(&root, replace).unwrap_err().to_string();
+            assert!(err.contains("(report.html)"), "{err}");
+        }
         fs::remove_dir_all(&root).unwrap();
     }
 
