@@ -267,7 +267,8 @@ fn answer_rows(entries: &Map<String, Value>) -> Vec<Vec<Cell>> {
                 && !TIMING_KEYS.contains(&k.as_str())
                 && k.as_str() != "warnings"
                 && is_scalar(v)
-                && !(uncertainty_of(k, entries).is_some() && !v.is_array())
+                // An uncertainty is shown beside its value, not on a row of its own.
+                && (v.is_array() || uncertainty_of(k, entries).is_none())
         })
         .map(|(k, v)| {
             let shown = match (v.as_f64(), errors.get(k)) {

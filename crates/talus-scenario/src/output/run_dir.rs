@@ -31,6 +31,8 @@ pub const SCENARIO_FILE: &str = "scenario.ron";
 pub const SUMMARY_FILE: &str = "summary.json";
 /// The run on one page for a person: parameters, status, answers, plots, timings.
 pub const REPORT_FILE: &str = "report.html";
+/// A vibrated bed's stroboscopic samples, one row per cycle of its drive.
+pub const STROBE_FILE: &str = "stroboscopic.csv";
 /// One row per output interval.
 pub const TIMESERIES_FILE: &str = "timeseries.csv";
 /// The ParaView collection of the frames.
@@ -60,11 +62,12 @@ pub const PLOT_STEMS: [&str; 8] = [
 ];
 
 /// Files at the top of the directory that a run writes.
-const TOP_FILES: [&str; 7] = [
+const TOP_FILES: [&str; 8] = [
     SCENARIO_FILE,
     SUMMARY_FILE,
     REPORT_FILE,
     TIMESERIES_FILE,
+    STROBE_FILE,
     PVD_FILE,
     CHECKPOINT_FILE,
     HISTORY_FILE,
@@ -634,7 +637,10 @@ mod tests {
         assert!(!dir.lists(REPORT_FILE));
         assert_eq!(dir.claim(SUMMARY_FILE).unwrap(), root.join(SUMMARY_FILE));
         let err = dir.claim(REPORT_FILE).unwrap_err().to_string();
-        assert!(err.contains("report.html") && err.contains("never overwrites"), "{err}");
+        assert!(
+            err.contains("report.html") && err.contains("never overwrites"),
+            "{err}"
+        );
         assert_eq!(fs::read(root.join(REPORT_FILE)).unwrap(), b"my report");
         assert!(!dir.lists(REPORT_FILE));
         drop(dir);

@@ -165,7 +165,12 @@ impl Probe {
     #[must_use]
     pub fn tables(&self) -> Vec<(String, crate::output::csv::TimeSeries)> {
         match self {
-            Probe::Vibration(p) => vec![("stroboscopic".into(), p.strobe_table())],
+            Probe::Vibration(p) => vec![(
+                crate::output::run_dir::STROBE_FILE
+                    .trim_end_matches(".csv")
+                    .into(),
+                p.strobe_table(),
+            )],
             _ => Vec::new(),
         }
     }
