@@ -189,6 +189,20 @@ fn a_sweep_runs_the_grid_and_tables_every_answer() {
         assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
     }
     assert!(!out.join("plots/wall_seconds_vs_friction.png").exists());
+    // The sweep on one page: every plot embedded, a link to every run's own page (which
+    // exists), and each grid point's answers with their spread.
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let plot_files = std::fs::read_dir(out.join("plots")).unwrap().count();
+    assert_eq!(
+        page.matches("src=\"data:image/png;base64,").count(),
+        plot_files
+    );
+    for r in &table {
+        let link = format!("runs/{}/report.html", r["run"]);
+        assert!(page.contains(&format!("href=\"{link}\"")), "{link}");
+        assert!(out.join(&link).is_file(), "{link}");
+    }
+    assert!(page.contains("(n = 2)"), "means over the two seeds");
 
     // Run again: every run is kept, none repeated.
     let before = std::fs::metadata(out.join("runs").join(&table[0]["run"]).join("summary.json"))

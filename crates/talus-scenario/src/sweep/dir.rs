@@ -10,7 +10,7 @@ use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 
 use crate::error::ScenarioError;
-use crate::output::run_dir::{dir_error, lock};
+use crate::output::run_dir::{REPORT_FILE, dir_error, lock};
 use crate::run::io_error;
 use crate::sweep::plan::{PLAN_FILE, Plan};
 
@@ -65,7 +65,7 @@ impl SweepDir {
                 }
             }
             None => {
-                let present: Vec<&str> = [TABLE_FILE, MEANS_FILE, RUNS_DIR, PLOTS_DIR]
+                let present: Vec<&str> = [TABLE_FILE, MEANS_FILE, REPORT_FILE, RUNS_DIR, PLOTS_DIR]
                     .into_iter()
                     .filter(|name| root.join(name).symlink_metadata().is_ok())
                     .collect();

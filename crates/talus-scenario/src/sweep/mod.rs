@@ -7,13 +7,15 @@
 //! * [`plan`]: what a sweep runs, kept in its directory so that it can be resumed;
 //! * [`dir`]: the sweep's locked directory;
 //! * [`execute`]: running the runs, several at a time, resuming interrupted ones;
-//! * [`table`]: `sweep.csv` and `sweep_means.csv`; [`plots`]: each answer against each key.
+//! * [`table`]: `sweep.csv` and `sweep_means.csv`; [`plots`]: each answer against each key;
+//!   [`report`]: `report.html`, the sweep on one page.
 
 pub mod dir;
 pub mod execute;
 pub mod grid;
 pub mod plan;
 pub mod plots;
+pub mod report;
 pub mod spec;
 pub mod table;
 
@@ -24,7 +26,9 @@ use talus_sim::force::ForceModelRegistry;
 use crate::check::check;
 use crate::error::ScenarioError;
 use crate::load::{apply_overrides, blame_overrides, read, split_key, to_ron};
+use crate::output::atomic::write_atomic;
 use crate::output::plot::render_png;
+use crate::output::run_dir::REPORT_FILE;
 use crate::run::io_error;
 use dir::{MEANS_FILE, PLOTS_DIR, SweepDir, TABLE_FILE};
 use execute::RunEvent;
@@ -170,8 +174,8 @@ pub struct SweepResults {
     pub plots: Vec<String>,
 }
 
-/// Writes `sweep.csv`, `sweep_means.csv` and `plots/<answer>_vs_<key>.png` (for each numeric
-/// answer and each varied key) from the runs' summaries.
+/// Writes `sweep.csv`, `sweep_means.csv`, `plots/<answer>_vs_<key>.png` (for each numeric
+/// answer and each varied key) and `report.html` from the runs' summaries.
 ///
 /// # Errors
 /// [`ScenarioError::Io`] if a file cannot be written or a plot drawn.
@@ -206,6 +210,10 @@ pub fn write_results(
             plots.push(rel);
         }
     }
+    let html = report::sweep_report(plan, dir.path(), &records, &keys, &stats, &plots)
+        .map_err(|source| io_error(dir.path(), source))?;
+    let path = dir.path().join(REPORT_FILE);
+    write_atomic(&path, html.as_bytes()).map_err(|source| io_error(&path, source))?;
     Ok(SweepResults {
         records,
         answers: keys,
