@@ -109,7 +109,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Pose::IDENTITY,
         Motion::Fixed,
         None,
-    )?);
+    )?)?;
     for i in 0..8 {
         let position = DVec3::new(
             0.012 * (i % 2) as f64,

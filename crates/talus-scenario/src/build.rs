@@ -210,6 +210,7 @@ pub fn build_with_shapes(
         },
         threads,
         renumber_every: s.renumber_every.unwrap_or(DEFAULT_RENUMBER_EVERY),
+        periodic: s.periodic.periodic(),
     };
     let mut world =
         World::new(params).map_err(|e| engine("simulation parameters", e.to_string()))?;
@@ -351,7 +352,8 @@ pub fn build_with_shapes(
                 Some(m) => world.add_wall(w.with_material(m)),
                 None => world.add_wall(w),
             })
-            .collect();
+            .collect::<Result<Vec<WallId>, _>>()
+            .map_err(|e| engine(&format!("walls[{i}]"), e.to_string()))?;
         walls.push(WallGroup {
             name: spec.name.clone(),
             parts: ids,

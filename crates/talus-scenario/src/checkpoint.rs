@@ -31,8 +31,9 @@ const MAGIC: &[u8; 8] = b"TALUSCK\0";
 /// kinds of grain keep the inverse mass a contact meets, for the critical step; 6: the run
 /// keeps the step of each dripping population's last release and its waits, and the shapes
 /// read from files; 7: a vibrated bed keeps its stroboscopic samples, and each fitted face of
-/// a pile the standard error of its angle).
-const FORMAT: u32 = 7;
+/// a pile the standard error of its angle; 8: the world keeps its periodic axes and each
+/// grain its image count).
+const FORMAT: u32 = 8;
 /// Bytes before the payload: magic, version, length, checksum.
 const HEADER: usize = 24;
 

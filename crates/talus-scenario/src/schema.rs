@@ -51,12 +51,56 @@ pub struct Scenario {
     /// Walls, added in this order.
     #[serde(default)]
     pub walls: Vec<WallSpec>,
+    /// Periodic axes: along each one given, a grain that leaves through one face enters
+    /// through the other, and grains meet across the faces; default none.
+    #[serde(default, skip_serializing_if = "PeriodicSpec::is_none")]
+    pub periodic: PeriodicSpec,
     /// What is measured.
     #[serde(default)]
     pub measurements: Vec<MeasurementSpec>,
     /// What is written.
     #[serde(default)]
     pub outputs: OutputSpec,
+}
+
+/// The periodic axes of a scenario: for each, the lower and upper face `(lower, upper)` (m);
+/// the period is their distance.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeriodicSpec {
+    /// Along x.
+    #[serde(default)]
+    pub x: Option<(f64, f64)>,
+    /// Along y.
+    #[serde(default)]
+    pub y: Option<(f64, f64)>,
+    /// Along z.
+    #[serde(default)]
+    pub z: Option<(f64, f64)>,
+}
+
+impl PeriodicSpec {
+    /// Whether no axis is periodic.
+    #[must_use]
+    pub fn is_none(&self) -> bool {
+        self.axes().iter().all(Option::is_none)
+    }
+
+    /// The faces along x, y and z.
+    #[must_use]
+    pub fn axes(&self) -> [Option<(f64, f64)>; 3] {
+        [self.x, self.y, self.z]
+    }
+
+    /// The engine's periodic axes.
+    #[must_use]
+    pub fn periodic(&self) -> talus_sim::periodic::Periodic {
+        talus_sim::periodic::Periodic {
+            axes: self
+                .axes()
+                .map(|a| a.map(|(lower, upper)| talus_sim::periodic::Period { lower, upper })),
+        }
+    }
 }
 
 /// Time stepping.

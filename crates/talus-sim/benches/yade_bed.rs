@@ -116,16 +116,18 @@ fn yade_bed(tiles: usize) -> World {
         if axis < 2 && sense < 0.0 {
             position[axis] = low[axis] + tiles as f64 * width[axis];
         }
-        world.add_wall(
-            Wall::new(
-                "wall",
-                WallGeometry::HalfSpace { normal },
-                Pose::from_translation(position),
-                Motion::Fixed,
-                None,
+        world
+            .add_wall(
+                Wall::new(
+                    "wall",
+                    WallGeometry::HalfSpace { normal },
+                    Pose::from_translation(position),
+                    Motion::Fixed,
+                    None,
+                )
+                .expect("wall"),
             )
-            .expect("wall"),
-        );
+            .unwrap();
     }
     // Each grain's shape once, shared by its copies.
     let mut grains = Vec::new();

@@ -66,11 +66,15 @@ fn world(n: usize, grains: bool) -> World {
         )
         .expect("wall")
     };
-    world.add_wall(plane(DVec3::Z, DVec3::ZERO));
-    world.add_wall(plane(DVec3::X, DVec3::ZERO));
-    world.add_wall(plane(-DVec3::X, DVec3::new(width, 0.0, 0.0)));
-    world.add_wall(plane(DVec3::Y, DVec3::ZERO));
-    world.add_wall(plane(-DVec3::Y, DVec3::new(0.0, width, 0.0)));
+    world.add_wall(plane(DVec3::Z, DVec3::ZERO)).unwrap();
+    world.add_wall(plane(DVec3::X, DVec3::ZERO)).unwrap();
+    world
+        .add_wall(plane(-DVec3::X, DVec3::new(width, 0.0, 0.0)))
+        .unwrap();
+    world.add_wall(plane(DVec3::Y, DVec3::ZERO)).unwrap();
+    world
+        .add_wall(plane(-DVec3::Y, DVec3::new(0.0, width, 0.0)))
+        .unwrap();
     if grains {
         for i in 0..n {
             let cell = DVec3::new(

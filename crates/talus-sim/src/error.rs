@@ -47,6 +47,21 @@ pub enum SimError {
         /// What does not fit.
         what: String,
     },
+    /// A body too large for a periodic axis: more than one of its images could touch a
+    /// grain.
+    #[error(
+        "{body} is {width:e} across (its bounding box with the margin), not less than half the period {period:e} of periodic axis {axis}; use a period more than twice as long, or smaller bodies"
+    )]
+    TooLargeForPeriod {
+        /// The body.
+        body: String,
+        /// Its width bound.
+        width: f64,
+        /// The axis.
+        axis: char,
+        /// The period.
+        period: f64,
+    },
     /// The geometry of a shape was rejected.
     #[error("shape geometry: {0}")]
     Geometry(#[from] GeomError),

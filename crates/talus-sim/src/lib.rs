@@ -6,6 +6,7 @@
 //! * [`broad`]: which grains' bounding boxes overlap, kept up to date step by step.
 //! * [`force`]: contact force models and their registry by name.
 //! * [`wall`]: half-spaces and kinematic bodies with motion laws.
+//! * [`periodic`]: periodic boundaries, the wrap and the minimum image.
 //! * [`kind`]: kinds of grain and the critical time step.
 //! * [`World`]: grains as hecs entities, the step pipeline.
 //! * [`distribute`]: one world on several processes, the same bits as on one.
@@ -21,6 +22,7 @@ pub mod integrate;
 pub mod kind;
 mod laws;
 pub mod material;
+pub mod periodic;
 pub mod renumber;
 pub mod shape;
 pub mod snapshot;

@@ -28,13 +28,14 @@ use crate::error::SimError;
 use crate::integrate::{GearState, Inertia, IntegratorKind, Load, VerletState};
 use crate::kind::GrainKind;
 use crate::material::MaterialId;
+use crate::periodic::{ImageCount, Periodic};
 use crate::shape::ShapeId;
 use crate::wall::{WallGeometry, WallId};
 use crate::world::{Body, BodyRef, BoundingMethod, Fresh, GrainId, Slot, StepStats, World};
 
 /// The version of the snapshot layout; [`World::restore`] refuses other versions (2: each
-/// contact says which way round its bodies are met).
-pub const SNAPSHOT_FORMAT: u32 = 3;
+/// contact says which way round its bodies are met; 4: periodic axes and image counts).
+pub const SNAPSHOT_FORMAT: u32 = 4;
 
 /// The dynamic state of a [`World`]: everything that, with the rebuilt static parts,
 /// determines its future steps.
@@ -58,6 +59,8 @@ pub struct WorldSnapshot {
     pub bounding: BoundingMethod,
     /// The bounding-box margin; checked (bit for bit) against the world's parameters.
     pub margin: f64,
+    /// The periodic axes; checked (bit for bit) against the world's parameters.
+    pub periodic: Periodic,
     /// The name of the force model, if one was set; checked against the world's.
     pub force_model: Option<String>,
     /// The grains by slot ([`GrainId`]); `None` for a removed grain.
@@ -94,6 +97,8 @@ pub struct GrainSnapshot {
     pub inertia: Inertia,
     /// How the grain moves.
     pub motion: IntegratorState,
+    /// Periods it has been moved by to stay in the periodic box.
+    pub image: ImageCount,
 }
 
 /// The integrator state of a grain.
@@ -128,6 +133,17 @@ pub struct ContactSnapshot {
     pub flipped: bool,
     /// The force model's per-contact history (for instance the tangential spring).
     pub history: Vec<f64>,
+}
+
+/// Whether two sets of periodic axes are the same to the bit.
+fn same_periods(a: &Periodic, b: &Periodic) -> bool {
+    a.axes.iter().zip(&b.axes).all(|(x, y)| match (x, y) {
+        (Some(x), Some(y)) => {
+            x.lower.to_bits() == y.lower.to_bits() && x.upper.to_bits() == y.upper.to_bits()
+        }
+        (None, None) => true,
+        _ => false,
+    })
 }
 
 /// A [`SimError::SnapshotMismatch`].
@@ -173,7 +189,8 @@ impl World {
         let grains = self
             .slots
             .iter()
-            .map(|slot| {
+            .zip(&self.images)
+            .map(|(slot, &image)| {
                 let entity = (*slot)?;
                 let mut query = self.ecs.query_one::<(
                     &Pose,
@@ -205,6 +222,7 @@ impl World {
                     pose: *pose,
                     inertia: *inertia,
                     motion,
+                    image,
                 })
             })
             .collect();
@@ -218,6 +236,7 @@ impl World {
             integrator: self.params.integrator,
             bounding: self.params.bounding,
             margin: self.params.margin,
+            periodic: self.params.periodic,
             force_model: self.laws.default.as_ref().map(|m| m.name().to_string()),
             grains,
             proxies: self
@@ -284,11 +303,13 @@ impl World {
         let n = grains.len();
         self.ecs.clear();
         self.slots = Vec::with_capacity(n);
+        self.images = vec![[0; 3]; n];
         for (slot, grain) in grains.into_iter().enumerate() {
             let Some(g) = grain else {
                 self.slots.push(None);
                 continue;
             };
+            self.images[slot] = g.image;
             let base = (Slot(slot as u32), g.pose, g.inertia, g.shape, g.material);
             let entity = match g.motion {
                 IntegratorState::Gear(state) => self.ecs.spawn(add(base, state)),
@@ -347,7 +368,7 @@ impl World {
         // A new broad phase fed the last step's boxes has that step's pair set (every
         // method reports the same pairs for the same boxes), so the next step's events
         // are those of the uninterrupted run.
-        self.broad = self.params.broad_phase.build();
+        self.broad = self.params.broad_phase.build(self.params.periodic);
         let mut events = PairEvents::default();
         self.broad.update(&self.boxes, &mut events);
         self.events.clear();
@@ -386,6 +407,12 @@ impl World {
             format!(
                 "margin {} in the snapshot, {} in the world",
                 s.margin, p.margin
+            )
+        })?;
+        check(same_periods(&s.periodic, &p.periodic), || {
+            format!(
+                "periodic axes {:?} in the snapshot, {:?} in the world",
+                s.periodic.axes, p.periodic.axes
             )
         })?;
         let model = self.laws.default.as_deref();

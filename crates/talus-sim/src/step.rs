@@ -18,7 +18,9 @@
 //! 5. *accumulate*: the contact forces summed per body in the fixed order of the sorted pair
 //!    list (so the sums do not depend on the threads), then gravity, the loads applied for
 //!    this step and an optional force field;
-//! 6. *correct*: the integrator completes the step with those loads.
+//! 6. *correct*: the integrator completes the step with those loads;
+//! 7. *wrap*, with periodic axes ([`crate::periodic`]): every grain that left the periodic
+//!    box brought back in through the opposite face, its image count kept.
 //!
 //! The step is generic over the [`Integrator`]: the scheme is chosen once per step.
 
@@ -29,7 +31,7 @@ use rayon::prelude::*;
 use talus_geom::glam::DVec3;
 use talus_geom::{Aabb, Pose};
 
-use crate::broad::{BroadPhase, PairEvents};
+use crate::broad::{BroadPhase, PairEvents, ProxyPair};
 use crate::contact::{BodyView, Contact, ContactForce, Solid, apply_events, evaluate};
 use crate::distribute::PairOwners;
 use crate::integrate::{
@@ -37,6 +39,7 @@ use crate::integrate::{
 };
 use crate::laws::{ContactLaws, NO_MATERIAL};
 use crate::material::MaterialId;
+use crate::periodic::Periodic;
 use crate::shape::{ShapeId, ShapeLibrary};
 use crate::wall::{Wall, WallGeometry};
 use crate::world::{Body, BoundingMethod, FieldInput, Fresh, GrainId, Slot, StepStats, World};
@@ -55,6 +58,8 @@ pub(crate) struct BodyState {
     mass: f64,
     radius: f64,
     material: u16,
+    /// The centre of its bounding box: which image of it another body meets.
+    box_center: DVec3,
 }
 
 impl BodyState {
@@ -66,7 +71,22 @@ impl BodyState {
         mass: f64::INFINITY,
         radius: f64::INFINITY,
         material: NO_MATERIAL,
+        box_center: DVec3::ZERO,
     };
+
+    /// The shift by whole periods that brings body `b` to its image nearest body `a`: zero
+    /// without periodic axes and for a half-space, which is the same after any shift along
+    /// them.
+    fn image_shift(periodic: &Periodic, a: &BodyState, b: &BodyState) -> DVec3 {
+        if periodic.is_none() {
+            return DVec3::ZERO;
+        }
+        match (a.solid, b.solid) {
+            (SolidKey::HalfSpace(_) | SolidKey::Absent, _)
+            | (_, SolidKey::HalfSpace(_) | SolidKey::Absent) => DVec3::ZERO,
+            _ => periodic.nearest_image(a.box_center, b.box_center),
+        }
+    }
 }
 
 /// Where a body's solid is found.
@@ -87,6 +107,7 @@ struct BodyViews<'a> {
     bodies: &'a [BodyState],
     shapes: &'a ShapeLibrary,
     walls: &'a [Wall],
+    periodic: Periodic,
 }
 
 impl BodyViews<'_> {
@@ -115,6 +136,20 @@ impl BodyViews<'_> {
             material: b.material,
         }
     }
+
+    /// The two bodies of `pair` in the order it is met in, the second of the pair (`b`)
+    /// at its image nearest the first (`a`), so that the overlap's points are where `a` is.
+    fn pair_views(&self, pair: ProxyPair, flipped: bool) -> (BodyView<'_>, BodyView<'_>) {
+        let (a, b) = (pair.a as usize, pair.b as usize);
+        let mut image = self.view(b);
+        image.pose.position +=
+            BodyState::image_shift(&self.periodic, &self.bodies[a], &self.bodies[b]);
+        if flipped {
+            (image, self.view(a))
+        } else {
+            (self.view(a), image)
+        }
+    }
 }
 
 /// Stage 4 over `contacts` (only the fresh ones when `fresh_only`; only those `owners` gives
@@ -141,9 +176,8 @@ fn narrow(
             *out = None;
             return;
         }
-        let (first, second) = contact.oriented();
-        let (a, b) = (views.view(first as usize), views.view(second as usize));
         let flipped = contact.flipped;
+        let (a, b) = views.pair_views(contact.pair, flipped);
         *out = match laws.law(a.material, b.material) {
             Some(model) if a.mass.is_finite() || b.mass.is_finite() => {
                 // The list's force is on the pair's `b`.
@@ -203,6 +237,8 @@ impl World {
         let accumulated = Instant::now();
         self.correct::<I>(dt);
         let corrected = Instant::now();
+        self.wrap();
+        let wrapped = Instant::now();
 
         let narrow = (narrowed - bounded)
             .saturating_sub(broad)
@@ -219,6 +255,7 @@ impl World {
             narrow,
             forces: accumulated - narrowed,
             correct: corrected - accumulated,
+            wrap: wrapped - corrected,
             pairs: self.broad.pair_count(),
             pairs_started: self.events.started.len(),
             pairs_ended: self.events.ended.len(),
@@ -243,7 +280,7 @@ impl World {
     /// the end of the step.
     fn bounds(&mut self, t_end: f64) {
         // A law that reaches across a gap (a liquid bridge) needs the pairs that close.
-        let margin = self.params.margin.max(0.5 * self.laws.range());
+        let margin = self.box_margin();
         let bounding = self.params.bounding;
         let mut grain_region: Option<Aabb> = None;
         for (slot, entity) in self.slots.iter().enumerate() {
@@ -310,6 +347,7 @@ impl World {
             walls,
             pool,
             distribution,
+            params,
             ..
         } = self;
         let owners = PairOwners {
@@ -320,6 +358,7 @@ impl World {
             bodies,
             shapes,
             walls,
+            periodic: params.periodic,
         };
         contact_forces.resize(contacts.len(), None);
         let find_events = |broad: &mut dyn BroadPhase, events: &mut PairEvents| {
@@ -391,51 +430,57 @@ impl World {
         let walls = &self.walls;
         let wall_states = &self.wall_states;
         let (slots, kinematics) = (&self.slots, &self.kinematics);
+        let boxes = &self.boxes;
         self.bodies.clear();
         self.bodies
-            .extend(self.proxies.iter().map(|body| match *body {
-                Body::Grain(slot) => {
-                    let (Some(entity), Some((k, inertia))) =
-                        (slots[slot as usize], kinematics[slot as usize])
-                    else {
-                        return BodyState::ABSENT;
-                    };
-                    let Some((shape, radius, material)) = ecs
-                        .query_one::<(&ShapeId, &MaterialId)>(entity)
-                        .get()
-                        .ok()
-                        .map(|(id, m)| (*id, m.0))
-                        .and_then(|(id, m)| {
-                            shapes.get(id).ok().map(|s| (id, s.equivalent_radius, m))
-                        })
-                    else {
-                        return BodyState::ABSENT;
-                    };
-                    BodyState {
-                        solid: SolidKey::Grain(shape),
-                        pose: k.pose,
-                        velocity: k.velocity,
-                        angular_velocity: k.angular_velocity,
-                        mass: inertia.mass,
-                        radius,
-                        material,
+            .extend(self.proxies.iter().zip(boxes).map(|(body, aabb)| {
+                let box_center = aabb.map_or(DVec3::ZERO, |b| 0.5 * (b.min + b.max));
+                match *body {
+                    Body::Grain(slot) => {
+                        let (Some(entity), Some((k, inertia))) =
+                            (slots[slot as usize], kinematics[slot as usize])
+                        else {
+                            return BodyState::ABSENT;
+                        };
+                        let Some((shape, radius, material)) = ecs
+                            .query_one::<(&ShapeId, &MaterialId)>(entity)
+                            .get()
+                            .ok()
+                            .map(|(id, m)| (*id, m.0))
+                            .and_then(|(id, m)| {
+                                shapes.get(id).ok().map(|s| (id, s.equivalent_radius, m))
+                            })
+                        else {
+                            return BodyState::ABSENT;
+                        };
+                        BodyState {
+                            solid: SolidKey::Grain(shape),
+                            pose: k.pose,
+                            velocity: k.velocity,
+                            angular_velocity: k.angular_velocity,
+                            mass: inertia.mass,
+                            radius,
+                            material,
+                            box_center,
+                        }
                     }
-                }
-                Body::Wall(w) => {
-                    let state = wall_states[w as usize];
-                    BodyState {
-                        solid: match &walls[w as usize].geometry {
-                            WallGeometry::HalfSpace { normal } => {
-                                SolidKey::HalfSpace(state.pose.rotation * *normal)
-                            }
-                            WallGeometry::Body(_) => SolidKey::Wall(w),
-                        },
-                        pose: state.pose,
-                        velocity: state.velocity,
-                        angular_velocity: state.angular_velocity,
-                        mass: f64::INFINITY,
-                        radius: f64::INFINITY,
-                        material: walls[w as usize].material.map_or(NO_MATERIAL, |m| m.0),
+                    Body::Wall(w) => {
+                        let state = wall_states[w as usize];
+                        BodyState {
+                            solid: match &walls[w as usize].geometry {
+                                WallGeometry::HalfSpace { normal } => {
+                                    SolidKey::HalfSpace(state.pose.rotation * *normal)
+                                }
+                                WallGeometry::Body(_) => SolidKey::Wall(w),
+                            },
+                            pose: state.pose,
+                            velocity: state.velocity,
+                            angular_velocity: state.angular_velocity,
+                            mass: f64::INFINITY,
+                            radius: f64::INFINITY,
+                            material: walls[w as usize].material.map_or(NO_MATERIAL, |m| m.0),
+                            box_center,
+                        }
                     }
                 }
             }));
@@ -456,14 +501,18 @@ impl World {
         let mut count = 0;
         let mut max_ratio: f64 = 0.0;
         let mut grain_contacts = 0usize;
+        let periodic = self.params.periodic;
         for f in self.contact_forces.iter().flatten() {
             count += 1;
             max_ratio = max_ratio.max(f.depth_ratio);
-            for (proxy, force, couple) in [
-                (f.pair.a, -f.force_on_b, -f.torque_on_b),
-                (f.pair.b, f.force_on_b, f.torque_on_b),
+            // The force acts where `a` is; `b` is met at its image nearest `a`.
+            let (a, b) = (f.pair.a as usize, f.pair.b as usize);
+            let shift = BodyState::image_shift(&periodic, &self.bodies[a], &self.bodies[b]);
+            for (proxy, force, couple, shift) in [
+                (f.pair.a, -f.force_on_b, -f.torque_on_b, DVec3::ZERO),
+                (f.pair.b, f.force_on_b, f.torque_on_b, shift),
             ] {
-                let position = self.bodies[proxy as usize].pose.position;
+                let position = self.bodies[proxy as usize].pose.position + shift;
                 let load = Load {
                     force,
                     torque: (f.point - position).cross(force) + couple,
@@ -511,6 +560,25 @@ impl World {
             let s = slot.0 as usize;
             if let Some((kinematics, _)) = &self.kinematics[s] {
                 state.correct(pose, &self.loads[s], inertia, kinematics, dt);
+            }
+        }
+    }
+
+    /// Stage 7: every grain outside the periodic box moved back in by whole periods; the
+    /// integrator's derivatives do not change under the shift.
+    fn wrap(&mut self) {
+        let periodic = self.params.periodic;
+        if periodic.is_none() {
+            return;
+        }
+        for (slot, pose) in self.ecs.query_mut::<(&Slot, &mut Pose)>() {
+            let (position, moved) = periodic.wrap(pose.position);
+            if moved != [0; 3] {
+                pose.position = position;
+                let image = &mut self.images[slot.0 as usize];
+                for (count, m) in image.iter_mut().zip(moved) {
+                    *count += m;
+                }
             }
         }
     }

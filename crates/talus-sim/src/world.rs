@@ -27,10 +27,11 @@ use crate::integrate::{
 use crate::kind::{GrainKind, critical, grain_kind};
 use crate::laws::{ContactLaws, NO_MATERIAL};
 use crate::material::{Material, MaterialId};
+use crate::periodic::{ImageCount, Periodic};
 use crate::renumber::RenumberScratch;
 use crate::shape::{Shape, ShapeId, ShapeLibrary};
 use crate::step::BodyState;
-use crate::wall::{Wall, WallId, WallState};
+use crate::wall::{Wall, WallGeometry, WallId, WallState};
 
 /// A grain, by its slot in the world.
 #[derive(
@@ -87,6 +88,8 @@ pub struct SimParams {
     /// Every this many steps the grains are renumbered along a space-filling curve, so that
     /// neighbours sit near each other in memory ([`World::renumber`]); 0 never.
     pub renumber_every: u64,
+    /// The periodic axes (none by default).
+    pub periodic: Periodic,
 }
 
 impl Default for SimParams {
@@ -100,6 +103,7 @@ impl Default for SimParams {
             broad_phase: BroadPhaseKind::SweepAndPrune,
             threads: 0,
             renumber_every: DEFAULT_RENUMBER_EVERY,
+            periodic: Periodic::NONE,
         }
     }
 }
@@ -108,6 +112,7 @@ impl SimParams {
     fn validate(&self) -> Result<(), SimError> {
         positive("dt", self.dt)?;
         finite("gravity", self.gravity)?;
+        self.periodic.validate()?;
         if !(self.margin.is_finite() && self.margin >= 0.0) {
             return Err(SimError::InvalidParameter {
                 name: "margin",
@@ -171,6 +176,12 @@ pub struct GrainState {
     pub shape: ShapeId,
     /// Material.
     pub material: MaterialId,
+    /// Periods the grain has been moved by along each axis to keep it in the periodic box
+    /// (zero along a non-periodic axis).
+    pub image: ImageCount,
+    /// Where the grain's centre of mass would be without the periodic wrapping: the position
+    /// to measure displacements from (equal to `pose.position` without periodic axes).
+    pub unwrapped_position: DVec3,
 }
 
 /// Wall-clock time spent in each stage of the last step, and pair counts.
@@ -189,6 +200,9 @@ pub struct StepStats {
     pub forces: Duration,
     /// Corrector.
     pub correct: Duration,
+    /// Periodic wrap of the grains that left the box.
+    #[serde(default)]
+    pub wrap: Duration,
     /// Overlapping box pairs after the step.
     pub pairs: usize,
     /// Pairs that started overlapping in the step.
@@ -267,6 +281,8 @@ pub struct World {
     pub(crate) extremes: Vec<GrainKind>,
     /// Loads applied for the next step, by slot.
     pub(crate) pending: Vec<Load>,
+    /// Periods each grain has been moved by to keep it in the periodic box, by slot.
+    pub(crate) images: Vec<ImageCount>,
     /// Scratch: kinematics and total loads of the current step, by slot.
     pub(crate) kinematics: Vec<Option<(Kinematics, Inertia)>>,
     pub(crate) loads: Vec<Load>,
@@ -290,7 +306,7 @@ impl World {
             ecs: hecs::World::new(),
             shapes: ShapeLibrary::default(),
             materials: Vec::new(),
-            broad: params.broad_phase.build(),
+            broad: params.broad_phase.build(params.periodic),
             params,
             slots: Vec::new(),
             time_base: 0.0,
@@ -313,6 +329,7 @@ impl World {
             pool,
             extremes: Vec::new(),
             pending: Vec::new(),
+            images: Vec::new(),
             kinematics: Vec::new(),
             loads: Vec::new(),
             stats: StepStats::default(),
@@ -453,8 +470,15 @@ impl World {
             self.check_time_step(self.params.dt, self.laws.all(), &[kind])?;
             self.extremes.push(kind);
         }
+        self.params.periodic.check_fits(
+            &grain_name(&shape),
+            self.grain_width(&shape, self.box_margin()),
+        )?;
+        // A grain placed outside the periodic box is placed at its image inside; its
+        // unwrapped position is where it was put.
+        let (position, image) = self.params.periodic.wrap(desc.position);
         let pose = Pose::new(
-            desc.position,
+            position,
             (desc.orientation.normalize() * shape.body_to_input).normalize(),
         );
         let slot = self.slots.len() as u32;
@@ -474,6 +498,7 @@ impl World {
         self.proxies.push(Body::Grain(slot));
         self.boxes.push(None);
         self.pending.push(Load::default());
+        self.images.push(image);
         self.kinematics.push(None);
         self.loads.push(Load::default());
         Ok(GrainId(slot))
@@ -497,13 +522,79 @@ impl World {
     }
 
     /// Adds a wall.
-    pub fn add_wall(&mut self, wall: Wall) -> WallId {
+    ///
+    /// # Errors
+    /// With periodic axes: [`SimError::InvalidParameter`] for a half-space whose normal has
+    /// a component along a periodic axis, [`SimError::TooLargeForPeriod`] for a body as
+    /// wide as half a period.
+    pub fn add_wall(&mut self, wall: Wall) -> Result<WallId, SimError> {
+        self.check_wall_fits(&wall, self.box_margin())?;
         self.walls.push(wall);
         self.wall_proxy.push(self.proxies.len() as u32);
         self.proxies.push(Body::Wall(self.walls.len() as u32 - 1));
         self.boxes.push(None);
         self.wall_loads.push(Load::default());
-        WallId(self.walls.len() as u32 - 1)
+        Ok(WallId(self.walls.len() as u32 - 1))
+    }
+
+    /// How far every bounding box is grown on each side: the margin, or half the range of
+    /// a law that reaches across a gap.
+    pub(crate) fn box_margin(&self) -> f64 {
+        self.params.margin.max(0.5 * self.laws.range())
+    }
+
+    /// The widest a grain of `shape` can be across its bounding box grown by `margin`, in
+    /// any orientation.
+    fn grain_width(&self, shape: &Shape, margin: f64) -> f64 {
+        let half = match self.params.bounding {
+            // Every vertex lies within `radius` of the centre of mass.
+            BoundingMethod::MinMax => shape.radius,
+            BoundingMethod::Ellipsoid => shape.ellipsoid.semi_axes.max_element(),
+        };
+        2.0 * (half + margin)
+    }
+
+    /// Checks that `wall` fits the periodic axes with boxes grown by `margin`: a half-space
+    /// parallel to them, a body narrower than half of each period in any pose.
+    fn check_wall_fits(&self, wall: &Wall, margin: f64) -> Result<(), SimError> {
+        let periodic = &self.params.periodic;
+        match &wall.geometry {
+            WallGeometry::HalfSpace { normal } => {
+                periodic.check_plane(wall.start.rotation * *normal)
+            }
+            WallGeometry::Body(poly) => {
+                // Every vertex lies within this distance of their mean, whatever the pose.
+                let vertices = poly.vertices();
+                let mean = vertices.iter().copied().sum::<DVec3>() / vertices.len().max(1) as f64;
+                let reach = vertices
+                    .iter()
+                    .map(|v| (*v - mean).length())
+                    .fold(0.0, f64::max);
+                periodic.check_fits(&format!("wall '{}'", wall.name), 2.0 * (reach + margin))
+            }
+        }
+    }
+
+    /// Checks that every grain and wall fits the periodic axes with boxes grown by
+    /// `margin` (a law reaching across a gap grows them).
+    fn check_all_fit(&self, margin: f64) -> Result<(), SimError> {
+        if self.params.periodic.is_none() {
+            return Ok(());
+        }
+        let mut checked: Vec<ShapeId> = Vec::new();
+        for shape_id in self.ecs.query::<&ShapeId>().iter() {
+            if checked.contains(shape_id) {
+                continue;
+            }
+            checked.push(*shape_id);
+            let shape = self.shapes.get(*shape_id)?;
+            self.params
+                .periodic
+                .check_fits(&grain_name(shape), self.grain_width(shape, margin))?;
+        }
+        self.walls
+            .iter()
+            .try_for_each(|w| self.check_wall_fits(w, margin))
     }
 
     /// The walls, by id.
@@ -527,6 +618,7 @@ impl World {
     /// more history than [`MAX_HISTORY`] or another than the pairs' laws.
     pub fn set_force_model(&mut self, model: Box<dyn ForceModel>) -> Result<(), SimError> {
         self.check_time_step(self.params.dt, [model.as_ref()], &self.extremes)?;
+        self.check_all_fit(self.box_margin().max(0.5 * model.range()))?;
         let len = model.history_len();
         if len > MAX_HISTORY {
             return Err(SimError::InvalidParameter {
@@ -572,6 +664,7 @@ impl World {
         };
         same_history(model.as_ref(), default)?;
         self.check_time_step(self.params.dt, [model.as_ref()], &self.extremes)?;
+        self.check_all_fit(self.box_margin().max(0.5 * model.range()))?;
         for c in &mut self.contacts {
             c.touching = false;
         }
@@ -717,7 +810,10 @@ impl World {
             _ => (DVec3::ZERO, DVec3::ZERO),
         };
         let body_to_input = self.shapes.get(*shape)?.body_to_input;
+        let image = self.images[id.0 as usize];
         Ok(GrainState {
+            image,
+            unwrapped_position: self.params.periodic.unwrap(pose.position, image),
             id,
             pose: *pose,
             orientation: (pose.rotation * body_to_input.conjugate()).normalize(),
@@ -802,7 +898,7 @@ impl World {
                     b: self.body_ref(b),
                     force_on_b: f.force_on_b,
                     torque_on_b: f.torque_on_b,
-                    point: f.point,
+                    point: self.params.periodic.wrap(f.point).0,
                 })
             })
     }
@@ -873,8 +969,13 @@ pub struct ContactReport {
     pub force_on_b: DVec3,
     /// The couple on `b` besides the moment of the force (`a` feels the opposite).
     pub torque_on_b: DVec3,
-    /// Where it acts: the overlap's centroid.
+    /// Where it acts: the overlap's centroid (in the periodic box, with periodic axes).
     pub point: DVec3,
+}
+
+/// A grain of `shape`, for messages.
+fn grain_name(shape: &Shape) -> String {
+    format!("a grain of shape '{}'", shape.name)
 }
 
 /// Rescales the integrator states `I` of every grain to a time step `ratio` times the old.

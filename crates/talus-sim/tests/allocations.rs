@@ -62,16 +62,18 @@ fn settled(integrator: IntegratorKind, model: &str, coefficients: &Coefficients)
         (DVec3::Y, DVec3::ZERO),
         (-DVec3::Y, DVec3::new(0.0, width, 0.0)),
     ] {
-        world.add_wall(
-            Wall::new(
-                "wall",
-                WallGeometry::HalfSpace { normal },
-                Pose::from_translation(at),
-                Motion::Fixed,
-                None,
+        world
+            .add_wall(
+                Wall::new(
+                    "wall",
+                    WallGeometry::HalfSpace { normal },
+                    Pose::from_translation(at),
+                    Motion::Fixed,
+                    None,
+                )
+                .unwrap(),
             )
-            .unwrap(),
-        );
+            .unwrap();
     }
     for i in 0..64 {
         let cell = DVec3::new((i % 4) as f64, ((i / 4) % 4) as f64, (i / 16) as f64) + 0.5;

@@ -43,7 +43,10 @@ fn methods() -> Vec<(&'static str, Box<dyn BroadPhase>)> {
         ("grid-0.3", Box::new(UniformGrid::new(Some(0.3)))),
         ("grid-5", Box::new(UniformGrid::new(Some(5.0)))),
         ("sorted", Box::new(SortedDistance::default())),
-        ("kind-default", BroadPhaseKind::default().build()),
+        (
+            "kind-default",
+            BroadPhaseKind::default().build(talus_sim::periodic::Periodic::NONE),
+        ),
     ]
 }
 

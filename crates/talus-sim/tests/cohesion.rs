@@ -72,7 +72,7 @@ fn a_bridge_pulls_by_willetts_law_at_the_measured_gap_and_ruptures_at_its_distan
         liquid_volume: 1e-11,
     };
     let (mut w, cube, quartz) = world(0.0, edge, dt, law(Box::new(bridge)));
-    w.add_wall(plane(DVec3::Z));
+    w.add_wall(plane(DVec3::Z)).unwrap();
     let mut d = GrainDesc::at_rest(cube, quartz, DVec3::new(0.0, 0.0, 0.5 * edge - 1e-6));
     d.velocity = DVec3::Z * speed;
     let id = w.add_grain(d).unwrap();
@@ -129,7 +129,7 @@ fn a_bridge_pulls_by_willetts_law_at_the_measured_gap_and_ruptures_at_its_distan
 fn hanging(cohesion: Box<dyn Part>) -> f64 {
     let edge = 1e-3;
     let (mut w, cube, quartz) = world(9.81, edge, 2e-6, law(cohesion));
-    w.add_wall(plane(-DVec3::Z));
+    w.add_wall(plane(-DVec3::Z)).unwrap();
     let start = -0.5 * edge + 1e-9;
     let id = w
         .add_grain(GrainDesc::at_rest(

@@ -244,7 +244,8 @@ fn turntable(
             None,
         )
         .unwrap(),
-    );
+    )
+    .unwrap();
     let mut d = GrainDesc::at_rest(cube, quartz, DVec3::new(0.0, 0.0, 0.5 * edge));
     d.angular_velocity = DVec3::Z * spin;
     let id = w.add_grain(d).unwrap();
@@ -344,7 +345,7 @@ fn rolling_ball(rolling_friction: Option<f64>, speed: f64, duration: f64) -> ([f
     }
     w.set_force_model(Box::new(ComposedLaw::new("law", parts).unwrap()))
         .unwrap();
-    w.add_wall(floor());
+    w.add_wall(floor()).unwrap();
     // Resting on the floor at the depth where the volumetric force k V/(2R), V ≈ π R δ²,
     // carries the weight.
     let mass = DENSITY * ball(radius).mass_properties(1.0).volume;
@@ -416,7 +417,7 @@ fn at_rest(grain: &talus_geom::ConvexPolyhedron, settle: usize) -> (f64, f64, f6
         &[("stiffness", 1e7), ("restitution", 0.3), ("friction", 0.6)],
     ))
     .unwrap();
-    w.add_wall(floor());
+    w.add_wall(floor()).unwrap();
     let id = w
         .add_grain(GrainDesc::at_rest(
             shape,
@@ -496,7 +497,7 @@ fn slide(angle: f64, friction: f64) -> f64 {
         ],
     ))
     .unwrap();
-    w.add_wall(floor());
+    w.add_wall(floor()).unwrap();
     let id = w
         .add_grain(GrainDesc::at_rest(
             shape,
@@ -572,7 +573,7 @@ fn cloud(
         w.set_dt(0.9 * critical).unwrap();
     }
     if floor_too {
-        w.add_wall(floor());
+        w.add_wall(floor()).unwrap();
     }
     let side = (count as f64).cbrt().ceil() as usize;
     for i in 0..count {
@@ -711,7 +712,7 @@ fn a_couple_from_the_law_spins_a_cube_at_torque_over_inertia() {
             per_force: false,
         }))
         .unwrap();
-        w.add_wall(floor());
+        w.add_wall(floor()).unwrap();
         let start = DVec3::new(0.0, 0.0, 0.5 * edge - 1e-4);
         let id = w
             .add_grain(GrainDesc::at_rest(cube, quartz, start))

@@ -164,8 +164,10 @@ fn chain_growth(integrator: IntegratorKind, dt: f64, restitution: Option<f64>) -
     // they overlap twice as deep to carry the same force.
     let pitch = EDGE - PRESS;
     let length = pitch * (LINKS - 1) as f64 + EDGE - 4.0 * PRESS;
-    w.add_wall(half_space("left", DVec3::ZERO, DVec3::X));
-    w.add_wall(half_space("right", DVec3::X * length, -DVec3::X));
+    w.add_wall(half_space("left", DVec3::ZERO, DVec3::X))
+        .unwrap();
+    w.add_wall(half_space("right", DVec3::X * length, -DVec3::X))
+        .unwrap();
     let ids: Vec<GrainId> = (0..LINKS)
         .map(|i| {
             let mut d = GrainDesc::at_rest(
@@ -232,7 +234,8 @@ fn a_chain_becomes_unstable_at_the_schemes_limit_for_its_fastest_mode() {
 /// velocity about y every step for `steps` steps.
 fn rocking(integrator: IntegratorKind, dt: f64, steps: usize) -> Vec<f64> {
     let (mut w, cube, quartz) = world(integrator, dt, true, Some(0.5));
-    w.add_wall(half_space("floor", DVec3::ZERO, DVec3::Z));
+    w.add_wall(half_space("floor", DVec3::ZERO, DVec3::Z))
+        .unwrap();
     // At the depth that carries its weight: k s² δ / (2r) = m g.
     let (mass, radius) = cube_mass_and_radius();
     let depth = mass * 9.81 * 2.0 * radius / (K * EDGE * EDGE);

@@ -78,7 +78,7 @@ fn scene(integrator: IntegratorKind) -> World {
         ("front", DVec3::Y, DVec3::ZERO),
         ("back", -DVec3::Y, DVec3::splat(BOX)),
     ] {
-        w.add_wall(half_space(name, normal, at));
+        w.add_wall(half_space(name, normal, at)).unwrap();
     }
     let slab = generate::rectangular_box(DVec3::new(0.0015, 0.03, 0.02)).unwrap();
     w.add_wall(
@@ -95,7 +95,8 @@ fn scene(integrator: IntegratorKind) -> World {
             None,
         )
         .unwrap(),
-    );
+    )
+    .unwrap();
     w
 }
 

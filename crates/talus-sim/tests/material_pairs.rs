@@ -70,8 +70,10 @@ fn incline(quartz_pair: bool) -> [[(f64, f64); 3]; 2] {
     if quartz_pair {
         w.set_pair_force_model(quartz, quartz, law(0.6)).unwrap();
     }
-    w.add_wall(slab("steel", -0.03).with_material(steel));
-    w.add_wall(slab("rubber", 0.03).with_material(rubber));
+    w.add_wall(slab("steel", -0.03).with_material(steel))
+        .unwrap();
+    w.add_wall(slab("rubber", 0.03).with_material(rubber))
+        .unwrap();
     let mut add = |y: f64, z: f64| -> GrainId {
         w.add_grain(GrainDesc::at_rest(cube, quartz, DVec3::new(0.0, y, z)))
             .unwrap()

@@ -107,7 +107,7 @@ fn rebuild_head(setup: Setup) -> World {
     if w.params().dt > critical {
         w.set_dt(0.9 * critical).unwrap();
     }
-    w.add_wall(floor());
+    w.add_wall(floor()).unwrap();
     w
 }
 
@@ -115,7 +115,7 @@ fn rebuild_head(setup: Setup) -> World {
 /// the grains come last here, while in the original run their proxies follow the grains.
 fn rebuild(setup: Setup) -> World {
     let mut w = rebuild_head(setup);
-    w.add_wall(pusher());
+    w.add_wall(pusher()).unwrap();
     w
 }
 
@@ -152,7 +152,7 @@ fn original(setup: Setup) -> World {
         ))
         .unwrap();
     }
-    w.add_wall(pusher());
+    w.add_wall(pusher()).unwrap();
     w
 }
 
@@ -524,8 +524,8 @@ fn a_snapshot_that_does_not_fit_is_refused() {
             .unwrap(),
     )
     .unwrap();
-    w.add_wall(floor());
-    w.add_wall(pusher());
+    w.add_wall(floor()).unwrap();
+    w.add_wall(pusher()).unwrap();
     refused(&mut w, snapshot.clone(), "inertia");
 
     // Corrupt snapshots.

@@ -51,7 +51,7 @@ fn largest_gap(gamma: f64) -> f64 {
         None,
     )
     .unwrap();
-    let fid = w.add_wall(floor);
+    let fid = w.add_wall(floor).unwrap();
     let id = w
         .add_grain(GrainDesc::at_rest(
             shape,
@@ -113,7 +113,8 @@ fn removing_a_wall_releases_a_grain() {
             Some(0.1),
         )
         .unwrap(),
-    );
+    )
+    .unwrap();
     let id = w
         .add_grain(GrainDesc::at_rest(shape, quartz, DVec3::ZERO))
         .unwrap();
@@ -159,7 +160,8 @@ fn a_rotating_slab_carries_a_grain_round() {
             None,
         )
         .unwrap(),
-    );
+    )
+    .unwrap();
     let id = w
         .add_grain(GrainDesc::at_rest(
             shape,

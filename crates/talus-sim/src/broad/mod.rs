@@ -11,14 +11,19 @@
 //! * [`UniformGrid`]: linked cells (seed 003): O(n) for boxes of similar size;
 //! * [`SortedDistance`]: boxes sorted by the distance of their bounding spheres from a
 //!   reference point (seed 003, algorithm 1).
+//!
+//! [`PeriodicBroad`] runs any of them across periodic boundaries, on the boxes and their
+//! images.
 
 mod brute;
 mod grid;
+mod periodic;
 mod sap;
 mod sorted;
 
 pub use brute::BruteForce;
 pub use grid::UniformGrid;
+pub use periodic::PeriodicBroad;
 pub use sap::SweepAndPrune;
 pub use sorted::SortedDistance;
 
@@ -144,9 +149,18 @@ pub enum BroadPhaseKind {
 }
 
 impl BroadPhaseKind {
-    /// A new, empty broad phase of this kind.
+    /// A new, empty broad phase of this kind, across the periodic axes of `periodic`.
     #[must_use]
-    pub fn build(self) -> Box<dyn BroadPhase> {
+    pub fn build(self, periodic: crate::periodic::Periodic) -> Box<dyn BroadPhase> {
+        let inner = self.build_plain();
+        if periodic.is_none() {
+            inner
+        } else {
+            Box::new(PeriodicBroad::new(inner, periodic))
+        }
+    }
+
+    fn build_plain(self) -> Box<dyn BroadPhase> {
         match self {
             BroadPhaseKind::SweepAndPrune => Box::new(SweepAndPrune::default()),
             BroadPhaseKind::BruteForce => Box::new(BruteForce::default()),
