@@ -28,7 +28,7 @@ use crate::grain_shapes::{self, FileShapes};
 use crate::pairs;
 use crate::placement::{
     MAX_SITES, PlacedGrain, first_overlapping_pair, grain_rng, jittered, lattice_site_count,
-    lattice_sites, overlaps_wall, penetrates, random_rotation,
+    lattice_sites, overlaps_wall, penetrates, random_rotation, with_periodic_images,
 };
 use crate::schema::{
     Bounding, BroadPhase, ForceModelSpec, Integrator, Orientation, Placement, Scenario,
@@ -193,7 +193,7 @@ pub fn build_with_shapes(
     let s = scenario;
     let params = SimParams {
         dt: s.time.dt,
-        gravity: v3(s.gravity),
+        gravity: s.gravity_vector(),
         integrator: match s.integrator {
             Integrator::Gear => IntegratorKind::Gear,
             Integrator::Verlet => IntegratorKind::Verlet,
@@ -341,7 +341,11 @@ pub fn build_with_shapes(
     }
     let mut walls = Vec::with_capacity(s.walls.len());
     for (i, spec) in s.walls.iter().enumerate() {
-        let parts = build_walls(spec).map_err(|m| engine(&format!("walls[{i}]"), m))?;
+        let parts = build_walls(
+            spec,
+            s.seed ^ (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        )
+        .map_err(|m| engine(&format!("walls[{i}]"), m))?;
         let material = spec.material.as_ref().and_then(|name| {
             let index = s.materials.iter().position(|m| &m.name == name)?;
             Some(MaterialId(index as u16))
@@ -520,7 +524,10 @@ pub fn build_with_shapes(
                 }
             })
             .collect();
-        for (k, view) in views.iter().enumerate() {
+        // With periodic axes, a grain near a face meets what lies across it.
+        let images = with_periodic_images(&views, &world.params().periodic);
+        for (k, view) in &images {
+            let k = *k;
             for wall in world.walls() {
                 if overlaps_wall(view, wall) {
                     let (p, j, d) = &placed[k];
@@ -535,7 +542,11 @@ pub fn build_with_shapes(
                 }
             }
         }
-        if let Some((a, b)) = first_overlapping_pair(&views) {
+        let image_views: Vec<PlacedGrain> = images.iter().map(|(_, v)| *v).collect();
+        let pair = first_overlapping_pair(&image_views)
+            .map(|(a, b)| (images[a].0, images[b].0))
+            .filter(|(a, b)| a != b);
+        if let Some((a, b)) = pair {
             let (pa, ja, da) = &placed[a];
             let (pb, jb, _) = &placed[b];
             return Err(invalid(

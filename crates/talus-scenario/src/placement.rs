@@ -9,6 +9,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{ConvexPolyhedron, FeatureCache, Pose, Proximity, closest_features};
+use talus_sim::periodic::Periodic;
 use talus_sim::wall::{Wall, WallGeometry};
 
 /// The random source of grain `grain` of population `population`.
@@ -137,6 +138,49 @@ pub fn overlaps_wall_at(grain: &PlacedGrain, wall: &Wall, t: f64) -> bool {
             penetrates(grain.shape, &grain.pose, poly, &state.pose)
         }
     }
+}
+
+/// The grains brought into the periodic box, each with its images across the periodic faces
+/// it comes within its radius of, as (index of the grain, grain or image): what a grain
+/// meets is found among these. Without periodic axes, the grains themselves.
+#[must_use]
+pub fn with_periodic_images<'a>(
+    grains: &[PlacedGrain<'a>],
+    periodic: &Periodic,
+) -> Vec<(usize, PlacedGrain<'a>)> {
+    let mut out = Vec::with_capacity(grains.len());
+    for (i, g) in grains.iter().enumerate() {
+        let mut g = *g;
+        g.pose.position = periodic.wrap(g.pose.position).0;
+        // Per periodic axis, the shifts that bring an image within reach: none, or one
+        // period towards the far face.
+        let mut shifts = vec![DVec3::ZERO];
+        for (axis, p) in periodic.periods() {
+            let x = g.pose.position[axis];
+            let towards = if x - g.radius <= p.lower {
+                p.length()
+            } else if x + g.radius >= p.upper {
+                -p.length()
+            } else {
+                continue;
+            };
+            let more: Vec<DVec3> = shifts
+                .iter()
+                .map(|s| {
+                    let mut s = *s;
+                    s[axis] = towards;
+                    s
+                })
+                .collect();
+            shifts.extend(more);
+        }
+        for shift in shifts {
+            let mut image = g;
+            image.pose.position += shift;
+            out.push((i, image));
+        }
+    }
+    out
 }
 
 /// Whether two polyhedra penetrate.

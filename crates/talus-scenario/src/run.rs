@@ -28,7 +28,6 @@ use crate::placement::{PlacedGrain, grain_rng, jittered, overlaps_wall_at, rando
 use crate::probe::{GrainRecord, Probe, Sample, kinetic_energy, up_direction};
 use crate::schema::Scenario;
 use crate::summary::{Status, write_outputs, write_summary_and_report};
-use crate::walls::v3;
 
 pub use crate::output::run_dir::{CHECKPOINT_FILE, PVD_FILE, TIMESERIES_FILE};
 
@@ -491,7 +490,7 @@ impl Runner {
     #[must_use]
     pub fn sample(&self) -> Sample {
         let world = &self.exp.world;
-        let up = up_direction(v3(self.exp.scenario.gravity));
+        let up = up_direction(self.exp.scenario.gravity_vector());
         let shapes = world.shapes();
         let grains = world
             .grains()
@@ -746,15 +745,19 @@ impl Runner {
             let j = self.state.poured[p];
             let mut rng = grain_rng(seed, p, j);
             let orientation = random_rotation(&mut rng);
-            let up = up_direction(v3(self.exp.scenario.gravity));
+            let up = up_direction(self.exp.scenario.gravity_vector());
             let position = at + horizontal_offset(up, jitter, &mut rng);
             // No grain within the sum of the bounding radii: the released grain touches
             // nothing when it appears.
             let reach = pop.radius + self.max_radius();
+            let periodic = world.params().periodic;
             let blocked = world
                 .grains()
                 .filter_map(|id| world.grain(id).ok())
-                .any(|g| g.pose.position.distance_squared(position) < reach * reach);
+                .any(|g| {
+                    let x = g.pose.position + periodic.nearest_image(position, g.pose.position);
+                    x.distance_squared(position) < reach * reach
+                });
             let desc = grain_desc(&self.exp.populations[p], j, position, orientation);
             if blocked || self.meets_wall(&desc, time) {
                 self.state.drip_blocked[p] += 1;

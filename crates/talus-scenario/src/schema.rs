@@ -25,6 +25,11 @@ pub struct Scenario {
     pub time: TimeSpec,
     /// Acceleration of gravity (m/s²).
     pub gravity: Vec3,
+    /// The scene seen in the frame of a plane inclined by this angle (degrees, 0 to 90):
+    /// `gravity`, which must then be vertical, turned from −z towards +x by it, so that the
+    /// floor z = const is the incline and +x its downhill direction; default none.
+    #[serde(default)]
+    pub incline_deg: Option<f64>,
     /// The integrator; default velocity Verlet.
     #[serde(default)]
     pub integrator: Integrator,
@@ -53,7 +58,7 @@ pub struct Scenario {
     pub walls: Vec<WallSpec>,
     /// Periodic axes: along each one given, a grain that leaves through one face enters
     /// through the other, and grains meet across the faces; default none.
-    #[serde(default, skip_serializing_if = "PeriodicSpec::is_none")]
+    #[serde(default)]
     pub periodic: PeriodicSpec,
     /// What is measured.
     #[serde(default)]
@@ -99,6 +104,22 @@ impl PeriodicSpec {
             axes: self
                 .axes()
                 .map(|a| a.map(|(lower, upper)| talus_sim::periodic::Period { lower, upper })),
+        }
+    }
+}
+
+impl Scenario {
+    /// The acceleration of gravity in the scene's frame: `gravity`, turned by the incline
+    /// if there is one.
+    #[must_use]
+    pub fn gravity_vector(&self) -> talus_geom::glam::DVec3 {
+        let g = talus_geom::glam::DVec3::new(self.gravity.0, self.gravity.1, self.gravity.2);
+        match self.incline_deg {
+            Some(angle) => {
+                let t = angle.to_radians();
+                g.length() * talus_geom::glam::DVec3::new(t.sin(), 0.0, -t.cos())
+            }
+            None => g,
         }
     }
 }
@@ -552,6 +573,26 @@ pub enum WallShape {
         /// Wedge or pyramid.
         kind: HopperKind,
     },
+    /// A rough base: grains glued to a floor. The plane z = `min.z` (normal +z, named
+    /// `name/plane`) with fixed grains (`name/0`, `name/1`, …) centred on it on a square
+    /// lattice over `min`–`max` in x and y, randomly turned (from the scenario's seed): the
+    /// bumpy bottom of a chute flow. The pitch is the nearest to `spacing` that fits the
+    /// region a whole number of times, so that the lattice repeats with a periodic axis
+    /// spanning it.
+    RoughBase {
+        /// Lower corner: x and y of the region, z of the plane (m).
+        min: Vec3,
+        /// Upper corner: x and y of the region (z is ignored) (m).
+        max: Vec3,
+        /// Semi-axes of the ellipsoid the glued grains are cut from (m).
+        semi_axes: Vec3,
+        /// Vertices of each glued grain (4 to 1000).
+        vertices: usize,
+        /// Distance between neighbouring glued grains' centres (m); default the largest
+        /// diameter, so that they touch.
+        #[serde(default)]
+        spacing: Option<f64>,
+    },
     /// A drum: `segments` plates forming a polygonal cylinder of inner radius `radius` and
     /// length `length` about `axis` through `center`, closed by two end plates.
     Drum {
@@ -749,6 +790,24 @@ pub enum MeasurementSpec {
         /// Number of equal sub-windows; default 4.
         #[serde(default)]
         sub_windows: Option<usize>,
+    },
+    /// Steady flow down an incline (GDR MiDi 2004; Silbert et al. 2001), periodic along
+    /// and across the flow: the bed seen in the incline's frame (`incline_deg`), z normal
+    /// to it, x downhill. Over the window: the profiles of velocity and solid fraction
+    /// across the depth, the flow depth, the mean velocity and Froude number, the Bagnold
+    /// profile fitted to the velocity, and whether the flow is steady, stopped or
+    /// accelerating.
+    ChuteFlow {
+        /// Start and end of the window the profiles are averaged over (s).
+        window: (f64, f64),
+        /// Height of the base z is measured from (m); default the plane of a `RoughBase`
+        /// wall, or else of the highest floor plane.
+        #[serde(default)]
+        base: Option<f64>,
+        /// Thickness of the layers the profiles are binned in (m); default a quarter of the
+        /// mean grain diameter.
+        #[serde(default)]
+        bin: Option<f64>,
     },
 }
 

@@ -19,6 +19,8 @@ const MAX_COORDINATE: f64 = 1e6;
 const MAX_ROWS: f64 = 1e6;
 /// See [`MAX_ROWS`].
 const MAX_FRAMES: f64 = 1e5;
+/// Most grains glued to a rough base.
+const MAX_ROUGH_BASE_GRAINS: f64 = 1e5;
 /// Most vertices of all distinct shapes of a scenario together.
 const MAX_SHAPE_VERTICES: usize = 10_000_000;
 
@@ -400,6 +402,18 @@ impl Checker {
         ok
     }
 
+    /// A window of time `(from, to)` with 0 ≤ from < to.
+    fn window(&mut self, field: &str, window: (f64, f64)) {
+        if !(window.0.is_finite() && window.1.is_finite() && window.0 >= 0.0 && window.0 < window.1)
+        {
+            self.fail(
+                field,
+                format!("({}, {}) s", short(window.0), short(window.1)),
+                "(from, to) with 0 ≤ from < to (s)",
+            );
+        }
+    }
+
     fn at_least_dt(&mut self, field: &str, t: f64, dt: f64) {
         if self.positive(field, t) && dt.is_finite() && dt > 0.0 && t < dt {
             self.fail(
@@ -422,7 +436,8 @@ impl Checker {
 
     /// Whether `d` (a valid direction) is perpendicular to gravity; fails if not.
     fn horizontal(&mut self, field: &str, d: Vec3, s: &Scenario) {
-        let g = s.gravity;
+        let g = s.gravity_vector();
+        let g = (g.x, g.y, g.z);
         let gn = (g.0 * g.0 + g.1 * g.1 + g.2 * g.2).sqrt();
         let dn = (d.0 * d.0 + d.1 * d.1 + d.2 * d.2).sqrt();
         let cos = (d.0 * g.0 + d.1 * g.1 + d.2 * g.2) / (dn * gn);
@@ -515,6 +530,23 @@ impl Checker {
                 "a magnitude ≤ 10^4 m/s² (about 1000 g)",
             );
         }
+        if let Some(angle) = s.incline_deg {
+            if !(angle.is_finite() && (0.0..90.0).contains(&angle)) {
+                self.fail(
+                    "incline_deg",
+                    format!("{}°", short(angle)),
+                    "an angle from 0° to below 90°",
+                );
+            }
+            if g.0 != 0.0 || g.1 != 0.0 {
+                self.fail(
+                    "gravity",
+                    format!("{} with incline_deg", vec(g)),
+                    "a vertical gravity (0, 0, -g) when incline_deg turns it",
+                );
+            }
+        }
+        self.periodic(s);
         if self.non_negative("margin", s.margin) {
             let smallest = smallest_grain_diameter(s);
             if sizes_valid(s) && s.margin > smallest {
@@ -594,6 +626,60 @@ impl Checker {
                 "no grain population".into(),
                 "at least one population",
             );
+        }
+    }
+
+    /// The periodic axes: finite faces, the upper above the lower, a period more than
+    /// twice the largest grain; planes parallel to them.
+    fn periodic(&mut self, s: &Scenario) {
+        let largest = largest_grain_diameter(s);
+        for (axis, faces) in ["x", "y", "z"].iter().zip(s.periodic.axes()) {
+            let Some((lower, upper)) = faces else {
+                continue;
+            };
+            let f = format!("periodic.{axis}");
+            let fine = [lower, upper]
+                .iter()
+                .all(|x| x.is_finite() && x.abs() <= MAX_COORDINATE);
+            if !fine || upper <= lower {
+                self.fail(
+                    &f,
+                    format!("({}, {})", short(lower), short(upper)),
+                    "(lower, upper) faces, finite, the upper above the lower",
+                );
+            } else if sizes_valid(s) && upper - lower <= 2.0 * (largest + 2.0 * s.margin) {
+                self.fail(
+                    &f,
+                    format!(
+                        "a period of {} m for grains up to {} m across",
+                        short(upper - lower),
+                        short(largest)
+                    ),
+                    "a period more than twice the largest grain's diameter with the margin                      (a grain must not meet two images of another)",
+                );
+            }
+        }
+        if s.periodic.z.is_some() && s.gravity_vector().z != 0.0 {
+            self.fail(
+                "periodic.z",
+                "a periodic axis along which gravity pulls".into(),
+                "periodic axes across gravity (a grain would fall through the box forever)",
+            );
+        }
+        for (i, w) in s.walls.iter().enumerate() {
+            if let WallShape::Plane { normal, .. } = &w.shape {
+                for (axis, faces) in ["x", "y", "z"].iter().zip(s.periodic.axes()) {
+                    let n =
+                        [normal.0, normal.1, normal.2][axis.as_bytes()[0] as usize - b'x' as usize];
+                    if faces.is_some() && n != 0.0 {
+                        self.fail(
+                            &format!("walls[{i}].shape.normal"),
+                            format!("{} has a component along periodic axis {axis}", vec(*normal)),
+                            "a plane parallel to the periodic axes (a floor or side wall along them)",
+                        );
+                    }
+                }
+            }
         }
     }
 
@@ -819,6 +905,40 @@ impl Checker {
                 self.length(&format!("{f}.thickness"), *thickness);
                 self.hopper_holds_grains(&f, *center, *orifice, *kind, s);
             }
+            WallShape::RoughBase {
+                min,
+                max,
+                semi_axes,
+                vertices,
+                spacing,
+            } => {
+                let region = (min.0, min.1, min.2);
+                let top = (max.0, max.1, min.2 + 1.0);
+                if self.finite(&format!("{f}.min"), *min) && self.finite(&format!("{f}.max"), *max)
+                {
+                    self.region(&f, region, top);
+                }
+                self.semi_axes(&format!("{f}.semi_axes"), *semi_axes);
+                if !(4..=1000).contains(vertices) {
+                    self.fail(
+                        &format!("{f}.vertices"),
+                        format!("{vertices}"),
+                        "4 to 1000 vertices",
+                    );
+                }
+                if let Some(d) = spacing
+                    && self.length(&format!("{f}.spacing"), *d)
+                {
+                    let sites = ((max.0 - min.0) / d).round() * ((max.1 - min.1) / d).round();
+                    if sites > MAX_ROUGH_BASE_GRAINS {
+                        self.fail(
+                            &format!("{f}.spacing"),
+                            format!("{} glued grains", short(sites)),
+                            "at most 10^5 glued grains (a larger spacing)",
+                        );
+                    }
+                }
+            }
             WallShape::Drum {
                 center,
                 axis,
@@ -1012,6 +1132,31 @@ impl Checker {
                     );
                 }
             }
+            MeasurementSpec::ChuteFlow { window, base, bin } => {
+                self.window(&format!("{f}.window"), *window);
+                if let Some(b) = base
+                    && !(b.is_finite() && b.abs() <= MAX_COORDINATE)
+                {
+                    self.fail(&format!("{f}.base"), short(*b), "a finite height (m)");
+                }
+                if let Some(b) = bin {
+                    self.length(&format!("{f}.bin"), *b);
+                }
+                if s.periodic.x.is_none() || s.periodic.y.is_none() {
+                    self.fail(
+                        "periodic",
+                        "a chute flow without periodic x and y".into(),
+                        "periodic axes x (along the flow) and y (across it)",
+                    );
+                }
+                if s.incline_deg.is_none() {
+                    self.fail(
+                        "incline_deg",
+                        "none with a chute flow".into(),
+                        "the incline's angle (degrees): the flow goes down +x",
+                    );
+                }
+            }
             MeasurementSpec::Transport {
                 driver,
                 direction,
@@ -1044,8 +1189,7 @@ impl Checker {
                         }
                     }
                     None => {
-                        let g = s.gravity;
-                        let up = crate::probe::up_direction(crate::walls::v3(g));
+                        let up = crate::probe::up_direction(s.gravity_vector());
                         if let Some(m) = driver_motion
                             && up.is_finite()
                             && crate::probe::transport::default_direction(m, up).is_none()
@@ -1060,17 +1204,7 @@ impl Checker {
                         }
                     }
                 }
-                if !(window.0.is_finite()
-                    && window.1.is_finite()
-                    && window.0 >= 0.0
-                    && window.0 < window.1)
-                {
-                    self.fail(
-                        &format!("{f}.window"),
-                        format!("({}, {}) s", short(window.0), short(window.1)),
-                        "(from, to) with 0 ≤ from < to (s)",
-                    );
-                }
+                self.window(&format!("{f}.window"), *window);
                 if let Some(n) = sub_windows
                     && !(2..=1000).contains(n)
                 {
@@ -1293,6 +1427,15 @@ fn reach(shape: &WallShape, center: Vec3) -> f64 {
         } => {
             let spread = height / wall_angle_deg.to_radians().tan();
             from(*c) + orifice + 2.0 * spread + height + depth + 2.0 * thickness
+        }
+        WallShape::RoughBase {
+            min,
+            max,
+            semi_axes,
+            ..
+        } => {
+            let mid = ((min.0 + max.0) / 2.0, (min.1 + max.1) / 2.0, min.2);
+            from(mid) + norm((max.0 - min.0, max.1 - min.1, 0.0)) + 2.0 * norm(*semi_axes)
         }
         WallShape::Drum {
             center: c,

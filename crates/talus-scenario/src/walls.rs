@@ -7,6 +7,8 @@
 use std::f64::consts::PI;
 use std::sync::Arc;
 
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{ConvexPolyhedron, Pose};
 use talus_sim::wall::{Motion, Wall, WallGeometry};
@@ -24,9 +26,10 @@ pub fn v3(v: Vec3) -> DVec3 {
 ///
 /// # Errors
 /// A message naming the part that could not be built.
-pub fn build_walls(spec: &WallSpec) -> Result<Vec<Wall>, String> {
+/// `seed` is the source of a rough base's random grains.
+pub fn build_walls(spec: &WallSpec, seed: u64) -> Result<Vec<Wall>, String> {
     let motion = motion(&spec.motion);
-    let parts = parts(&spec.shape)?;
+    let parts = parts(&spec.shape, seed)?;
     parts
         .into_iter()
         .map(|(part, geometry, start)| {
@@ -105,7 +108,7 @@ fn box_corners(min: DVec3, max: DVec3) -> Vec<DVec3> {
         .collect()
 }
 
-fn parts(shape: &WallShape) -> Result<Vec<Part>, String> {
+fn parts(shape: &WallShape, seed: u64) -> Result<Vec<Part>, String> {
     let named = |name: &str, g: WallGeometry| (Some(name.to_string()), g, Pose::IDENTITY);
     match shape {
         WallShape::Plane { point, normal } => Ok(vec![(
@@ -189,6 +192,20 @@ fn parts(shape: &WallShape) -> Result<Vec<Part>, String> {
             *depth,
             *thickness,
             *kind,
+        ),
+        WallShape::RoughBase {
+            min,
+            max,
+            semi_axes,
+            vertices,
+            spacing,
+        } => rough_base(
+            v3(*min),
+            v3(*max),
+            v3(*semi_axes),
+            *vertices,
+            *spacing,
+            seed,
         ),
         WallShape::Drum {
             center,
@@ -280,6 +297,57 @@ fn hopper(
     Ok(out)
 }
 
+/// The lattice of a rough base along one axis: the count and pitch nearest to `spacing`
+/// that fit `width` a whole number of times.
+#[must_use]
+pub fn rough_base_lattice(width: f64, spacing: f64) -> (usize, f64) {
+    let count = (width / spacing).round().max(1.0) as usize;
+    (count, width / count as f64)
+}
+
+/// A rough base: the plane z = `min.z` and a glued grain, randomly turned, at every site of
+/// a square lattice over `min`–`max` in x and y, centred on the plane.
+fn rough_base(
+    min: DVec3,
+    max: DVec3,
+    semi_axes: DVec3,
+    vertices: usize,
+    spacing: Option<f64>,
+    seed: u64,
+) -> Result<Vec<Part>, String> {
+    let spacing = spacing.unwrap_or(2.0 * semi_axes.max_element());
+    let (nx, px) = rough_base_lattice(max.x - min.x, spacing);
+    let (ny, py) = rough_base_lattice(max.y - min.y, spacing);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(ROUGH_BASE_STREAM);
+    let mut out = vec![(
+        Some("plane".to_string()),
+        WallGeometry::HalfSpace { normal: DVec3::Z },
+        Pose::from_translation(DVec3::new(0.0, 0.0, min.z)),
+    )];
+    for j in 0..ny {
+        for i in 0..nx {
+            let grain = talus_geom::generate::ellipsoid_grain(vertices, semi_axes, &mut rng)
+                .map_err(|e| format!("glued grain {}: {e}", j * nx + i))?;
+            let center = DVec3::new(
+                min.x + (i as f64 + 0.5) * px,
+                min.y + (j as f64 + 0.5) * py,
+                min.z,
+            );
+            let turn = crate::placement::random_rotation(&mut rng);
+            out.push((
+                Some((j * nx + i).to_string()),
+                WallGeometry::Body(Arc::new(grain)),
+                Pose::new(center, turn),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// The random stream of a rough base's grains, apart from those of the populations.
+const ROUGH_BASE_STREAM: u64 = 0x2000_0000;
+
 /// A polygonal drum: `segments` plates whose inner faces are the sides of a regular polygon
 /// with inradius `radius`, and two end plates.
 fn drum(
@@ -355,12 +423,15 @@ mod tests {
 
     #[test]
     fn box_plates_enclose_the_inside_exactly() {
-        let walls = build_walls(&spec(WallShape::Box {
-            min: (0.0, 0.0, 0.0),
-            max: (1.0, 2.0, 3.0),
-            thickness: 0.1,
-            open: vec!["x_max".into()],
-        }))
+        let walls = build_walls(
+            &spec(WallShape::Box {
+                min: (0.0, 0.0, 0.0),
+                max: (1.0, 2.0, 3.0),
+                thickness: 0.1,
+                open: vec!["x_max".into()],
+            }),
+            0,
+        )
         .unwrap();
         let names: Vec<&str> = walls.iter().map(|w| w.name.as_str()).collect();
         assert_eq!(names, ["w/floor", "w/x_min", "w/y_min", "w/y_max"]);
@@ -373,15 +444,18 @@ mod tests {
     fn hopper_plates_meet_the_orifice_and_lean_at_the_angle() {
         let (d, angle, h) = (0.2, 60f64, 0.5);
         for kind in [HopperKind::Wedge, HopperKind::Pyramid] {
-            let walls = build_walls(&spec(WallShape::Hopper {
-                center: (1.0, 0.0, 2.0),
-                orifice: d,
-                wall_angle_deg: angle,
-                height: h,
-                depth: 0.4,
-                thickness: 0.05,
-                kind,
-            }))
+            let walls = build_walls(
+                &spec(WallShape::Hopper {
+                    center: (1.0, 0.0, 2.0),
+                    orifice: d,
+                    wall_angle_deg: angle,
+                    height: h,
+                    depth: 0.4,
+                    thickness: 0.05,
+                    kind,
+                }),
+                0,
+            )
             .unwrap();
             let plate = body(&walls[1]); // x_max
             // The inner face's lowest points are at the orifice edge x = 1.1, z = 2.
@@ -412,14 +486,17 @@ mod tests {
 
     #[test]
     fn drum_plates_lie_outside_the_inscribed_cylinder() {
-        let walls = build_walls(&spec(WallShape::Drum {
-            center: (0.0, 1.0, 0.0),
-            axis: (0.0, 1.0, 0.0),
-            radius: 0.5,
-            length: 0.2,
-            segments: 12,
-            thickness: 0.05,
-        }))
+        let walls = build_walls(
+            &spec(WallShape::Drum {
+                center: (0.0, 1.0, 0.0),
+                axis: (0.0, 1.0, 0.0),
+                radius: 0.5,
+                length: 0.2,
+                segments: 12,
+                thickness: 0.05,
+            }),
+            0,
+        )
         .unwrap();
         assert_eq!(walls.len(), 14);
         for w in &walls[..12] {
@@ -438,14 +515,17 @@ mod tests {
 
     #[test]
     fn slab_rotation_is_about_its_centre() {
-        let walls = build_walls(&spec(WallShape::Slab {
-            center: (0.0, 0.0, 1.0),
-            size: (2.0, 1.0, 0.1),
-            rotation: Some(RotationSpec {
-                axis: (0.0, 1.0, 0.0),
-                angle_deg: 90.0,
+        let walls = build_walls(
+            &spec(WallShape::Slab {
+                center: (0.0, 0.0, 1.0),
+                size: (2.0, 1.0, 0.1),
+                rotation: Some(RotationSpec {
+                    axis: (0.0, 1.0, 0.0),
+                    angle_deg: 90.0,
+                }),
             }),
-        }))
+            0,
+        )
         .unwrap();
         let w = &walls[0];
         let extent: Vec<DVec3> = body(w)

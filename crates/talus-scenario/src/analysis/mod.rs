@@ -11,12 +11,14 @@
 //! | [`beverloo_fit`] | §1.2.3: Beverloo's law fitted to rates over orifice widths (prefactor, k, n) |
 //! | [`spectrum`] | §1.2.3, fig. 1.5: power spectrum of the wall force and its 1/f^α exponent |
 //! | [`stability`] | §1.2.1, fig. 1.1: avalanches of a fed heap, maximum angle of stability Θ_m and angle of repose Θ_r |
+//! | [`chute`] | steady flow down a rough incline: profiles, flow depth, Bagnold profile, Pouliquen's flow rule |
 //! | [`transport`] | §1.2.2, fig. 1.4: transport velocity on a vibrating conveyor, Γ of an elliptical drive |
 //!
 //! None of these functions panics: degenerate input (empty slices, a single point,
 //! NaN, an empty range) gives `None`, an empty result or a documented value.
 
 pub mod beverloo_fit;
+pub mod chute;
 pub mod fit;
 pub mod flow;
 pub mod repose;

@@ -33,6 +33,8 @@ pub const SUMMARY_FILE: &str = "summary.json";
 pub const REPORT_FILE: &str = "report.html";
 /// A vibrated bed's stroboscopic samples, one row per cycle of its drive.
 pub const STROBE_FILE: &str = "stroboscopic.csv";
+/// A chute flow's mean profiles across the depth, one row per layer.
+pub const CHUTE_PROFILE_FILE: &str = "chute_profile.csv";
 /// One row per output interval.
 pub const TIMESERIES_FILE: &str = "timeseries.csv";
 /// The ParaView collection of the frames.
@@ -50,7 +52,7 @@ pub const FRAMES_DIR: &str = "frames";
 /// Folder of the PNG plots.
 pub const PLOTS_DIR: &str = "plots";
 /// The file stems of every plot a run can draw (`plots/<stem>.png`).
-pub const PLOT_STEMS: [&str; 8] = [
+pub const PLOT_STEMS: [&str; 13] = [
     "kinetic_energy",
     "coordination",
     "pile_profile",
@@ -59,15 +61,21 @@ pub const PLOT_STEMS: [&str; 8] = [
     "discharged_mass",
     "wall_force",
     "force_spectrum",
+    "heap_slope",
+    "transport_velocity",
+    "chute_velocity_profile",
+    "chute_solid_fraction",
+    "chute_mean_velocity",
 ];
 
 /// Files at the top of the directory that a run writes.
-const TOP_FILES: [&str; 8] = [
+const TOP_FILES: [&str; 9] = [
     SCENARIO_FILE,
     SUMMARY_FILE,
     REPORT_FILE,
     TIMESERIES_FILE,
     STROBE_FILE,
+    CHUTE_PROFILE_FILE,
     PVD_FILE,
     CHECKPOINT_FILE,
     HISTORY_FILE,

@@ -91,7 +91,7 @@ impl Discharge {
         let force_every = ((interval / dt).round() as u64).max(1);
         Some(Discharge {
             outlet_z: *outlet_z,
-            up: super::up_direction(v3(s.gravity)),
+            up: super::up_direction(s.gravity_vector()),
             gate_open,
             clog_window: clog_window.unwrap_or(DEFAULT_CLOG_WINDOW),
             force_walls,

@@ -7,8 +7,10 @@
 //! * [`vibration`]: vibrated bed, layer packing, granular temperature, intruder (§1.2.2);
 //! * [`discharge`]: hopper outflow, clogging, wall force and its spectrum (§1.2.3);
 //! * [`stability`]: maximum angle of stability and angle of repose of a fed heap (§1.2.1);
-//! * [`transport`]: transport on a vibrating conveyor (§1.2.2, fig. 1.4).
+//! * [`transport`]: transport on a vibrating conveyor (§1.2.2, fig. 1.4);
+//! * [`chute`]: steady flow down a rough incline, periodic along and across it.
 
+pub mod chute;
 pub mod discharge;
 pub mod repose;
 pub mod stability;
@@ -62,6 +64,8 @@ pub enum Probe {
     Stability(stability::Stability),
     /// Conveyor transport.
     Transport(transport::Transport),
+    /// Chute flow.
+    Chute(chute::Chute),
 }
 
 /// What a probe adds to the summary: named JSON values.
@@ -88,6 +92,7 @@ impl Probe {
             MeasurementSpec::Transport { .. } => {
                 transport::Transport::new(spec, exp).map(Probe::Transport)
             }
+            MeasurementSpec::ChuteFlow { .. } => chute::Chute::new(spec, exp).map(Probe::Chute),
         }
     }
 
@@ -99,6 +104,7 @@ impl Probe {
             Probe::Discharge(p) => p.logs(),
             Probe::Stability(p) => p.logs(),
             Probe::Transport(p) => p.logs(),
+            Probe::Chute(p) => p.logs(),
         }
     }
 
@@ -110,6 +116,7 @@ impl Probe {
             Probe::Discharge(p) => p.logs_mut(),
             Probe::Stability(p) => p.logs_mut(),
             Probe::Transport(p) => p.logs_mut(),
+            Probe::Chute(p) => p.logs_mut(),
         }
     }
 
@@ -122,6 +129,7 @@ impl Probe {
             Probe::Discharge(p) => p.columns(),
             Probe::Stability(p) => p.columns(),
             Probe::Transport(p) => p.columns(),
+            Probe::Chute(p) => p.columns(),
         }
     }
 
@@ -133,6 +141,7 @@ impl Probe {
             Probe::Discharge(p) => p.sample(sample),
             Probe::Stability(p) => p.sample(sample),
             Probe::Transport(p) => p.sample(sample),
+            Probe::Chute(p) => p.sample(sample),
         }
     }
 
@@ -171,6 +180,12 @@ impl Probe {
                     .into(),
                 p.strobe_table(),
             )],
+            Probe::Chute(p) => vec![(
+                crate::output::run_dir::CHUTE_PROFILE_FILE
+                    .trim_end_matches(".csv")
+                    .into(),
+                p.profile_table(),
+            )],
             _ => Vec::new(),
         }
     }
@@ -179,9 +194,11 @@ impl Probe {
     pub fn after_step(&mut self, exp: &mut Experiment) -> Vec<GrainId> {
         match self {
             Probe::Discharge(p) => p.after_step(exp),
-            Probe::Repose(_) | Probe::Vibration(_) | Probe::Stability(_) | Probe::Transport(_) => {
-                Vec::new()
-            }
+            Probe::Repose(_)
+            | Probe::Vibration(_)
+            | Probe::Stability(_)
+            | Probe::Transport(_)
+            | Probe::Chute(_) => Vec::new(),
         }
     }
 
@@ -194,6 +211,7 @@ impl Probe {
             Probe::Discharge(p) => p.summary(exp),
             Probe::Stability(p) => p.summary(),
             Probe::Transport(p) => p.summary(),
+            Probe::Chute(p) => p.summary(),
         }
     }
 
@@ -206,6 +224,7 @@ impl Probe {
             Probe::Discharge(p) => p.warnings(),
             Probe::Stability(p) => p.warnings(),
             Probe::Transport(p) => p.warnings(),
+            Probe::Chute(p) => p.warnings(),
         }
     }
 
@@ -218,6 +237,7 @@ impl Probe {
             Probe::Discharge(p) => p.plots(exp),
             Probe::Stability(p) => p.plots(),
             Probe::Transport(p) => p.plots(),
+            Probe::Chute(p) => p.plots(),
         }
     }
 }

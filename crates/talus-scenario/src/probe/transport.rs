@@ -84,7 +84,7 @@ impl Transport {
             return None;
         };
         let s = &exp.scenario;
-        let up = super::up_direction(v3(s.gravity));
+        let up = super::up_direction(s.gravity_vector());
         let motion = s
             .walls
             .iter()
@@ -160,7 +160,8 @@ impl Transport {
         let (mut x, mut v) = (0.0, 0.0);
         let mut fallen = 0u32;
         for g in &sample.grains {
-            x += self.direction.dot(g.state.pose.position);
+            // Unwrapped: with a periodic trough the grains' travel, not where they are in the box.
+            x += self.direction.dot(g.state.unwrapped_position);
             v += self.direction.dot(g.state.velocity);
             if self
                 .below

@@ -12,6 +12,7 @@
 
 pub mod dir;
 pub mod execute;
+pub mod flow_rule;
 pub mod grid;
 pub mod plan;
 pub mod plots;
@@ -175,7 +176,8 @@ pub struct SweepResults {
 }
 
 /// Writes `sweep.csv`, `sweep_means.csv`, `plots/<answer>_vs_<key>.png` (for each numeric
-/// answer and each varied key) and `report.html` from the runs' summaries.
+/// answer and each varied key) and `report.html` from the runs' summaries; for a chute-flow
+/// sweep over `incline_deg`, also `flow_rule.json` and its plot.
 ///
 /// # Errors
 /// [`ScenarioError::Io`] if a file cannot be written or a plot drawn.
@@ -210,8 +212,38 @@ pub fn write_results(
             plots.push(rel);
         }
     }
-    let html = report::sweep_report(plan, dir.path(), &records, &keys, &stats, &plots)
-        .map_err(|source| io_error(dir.path(), source))?;
+    // A chute-flow sweep over inclines: the flow rule across its runs.
+    let rule = flow_rule::flow_rule(plan, &records);
+    if let Some(rule) = &rule {
+        let path = dir.path().join(flow_rule::FLOW_RULE_FILE);
+        let json = serde_json::to_string_pretty(rule).map_err(|e| ScenarioError::Engine {
+            path: path.clone(),
+            context: "flow rule".into(),
+            message: e.to_string(),
+        })?;
+        write_atomic(&path, json.as_bytes()).map_err(|source| io_error(&path, source))?;
+        if let Some(plot) = rule.plot() {
+            std::fs::create_dir_all(&folder).map_err(|source| io_error(&folder, source))?;
+            let rel = format!("{PLOTS_DIR}/{}.png", flow_rule::FLOW_RULE_PLOT);
+            let path = dir.path().join(&rel);
+            render_png(&path, &plot).map_err(|e| ScenarioError::Engine {
+                path: path.clone(),
+                context: "plot".into(),
+                message: e.to_string(),
+            })?;
+            plots.push(rel);
+        }
+    }
+    let html = report::sweep_report(
+        plan,
+        dir.path(),
+        &records,
+        &keys,
+        &stats,
+        &plots,
+        rule.as_ref(),
+    )
+    .map_err(|source| io_error(dir.path(), source))?;
     let path = dir.path().join(REPORT_FILE);
     write_atomic(&path, html.as_bytes()).map_err(|source| io_error(&path, source))?;
     Ok(SweepResults {

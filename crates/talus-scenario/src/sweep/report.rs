@@ -8,6 +8,7 @@ use crate::number::{plus_minus, short};
 use crate::output::report::{Cell, Figure, ReportPage};
 use crate::output::run_dir::REPORT_FILE;
 use crate::sweep::dir::{MEANS_FILE, RUNS_DIR, TABLE_FILE};
+use crate::sweep::flow_rule::{FLOW_RULE_FILE, FlowRule};
 use crate::sweep::plan::Plan;
 use crate::sweep::table::{GridStats, RunRecord};
 
@@ -23,6 +24,7 @@ pub fn sweep_report(
     answers: &[String],
     stats: &[GridStats],
     plots: &[String],
+    rule: Option<&FlowRule>,
 ) -> std::io::Result<String> {
     let name = plan
         .scenario_file
@@ -90,6 +92,10 @@ pub fn sweep_report(
         .collect();
     page.table(&header, &rows);
 
+    if let Some(rule) = rule {
+        flow_rule_section(&mut page, rule);
+    }
+
     if !plots.is_empty() {
         page.section("Answers against the varied keys");
         let figures: Vec<Figure> = plots
@@ -117,4 +123,78 @@ pub fn sweep_report(
     }));
     page.links(&links);
     Ok(page.finish())
+}
+
+/// The flow rule of a chute-flow sweep: where each bed flows steadily, h_stop(θ) and β.
+fn flow_rule_section(page: &mut ReportPage, rule: &FlowRule) {
+    page.section("Chute flow: steady inclines, h_stop(θ) and the flow rule");
+    let angle = |x: f64| {
+        if x.is_finite() {
+            format!("{}°", short(x))
+        } else {
+            "–".to_string()
+        }
+    };
+    let rows: Vec<Vec<Cell>> = rule
+        .steady_ranges
+        .iter()
+        .map(|r| {
+            vec![
+                Cell::text(if r.bed.is_empty() { "the bed" } else { &r.bed }),
+                Cell::number(angle(r.steepest_stopped_deg)),
+                Cell::number(format!(
+                    "{} – {}",
+                    angle(r.steady_deg.0),
+                    angle(r.steady_deg.1)
+                )),
+                Cell::number(angle(r.gentlest_accelerating_deg)),
+            ]
+        })
+        .collect();
+    page.table(
+        &[
+            "bed",
+            "steepest incline where it stopped",
+            "inclines where it flowed steadily",
+            "gentlest incline where it accelerated",
+        ],
+        &rows,
+    );
+    let depth = |x: f64| {
+        if x.is_finite() {
+            format!("{} m", short(x))
+        } else {
+            "–".to_string()
+        }
+    };
+    let rows: Vec<Vec<Cell>> = rule
+        .h_stop_m
+        .iter()
+        .map(|(a, stopped, flowing)| {
+            vec![
+                Cell::number(angle(*a)),
+                Cell::number(depth(*stopped)),
+                Cell::number(depth(*flowing)),
+            ]
+        })
+        .collect();
+    page.table(
+        &[
+            "incline",
+            "deepest bed that stopped",
+            "shallowest bed that flowed steadily",
+        ],
+        &rows,
+    );
+    page.paragraph(&match rule.beta {
+        Some((beta, error, n)) => format!(
+            "Pouliquen's flow rule Fr = β h / h_stop(θ), h_stop the middle of each bracket: \
+             β = {} from {n} steady runs ({FLOW_RULE_FILE}).",
+            plus_minus(beta, error)
+        ),
+        None => format!(
+            "No incline has both a bed that stopped and one that flowed steadily: h_stop(θ) \
+             and β cannot be read from these runs ({FLOW_RULE_FILE})."
+        ),
+    });
 }
