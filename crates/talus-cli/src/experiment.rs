@@ -114,6 +114,23 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
         report.grains - report.placed
     );
     outln!("  walls:            {} plates and planes", report.walls);
+    for (axis, faces) in ["x", "y", "z"].iter().zip(scenario.periodic.axes()) {
+        if let Some((lower, upper)) = faces {
+            outln!(
+                "  periodic {axis}:       {lower} to {upper} m (period {} m)",
+                upper - lower
+            );
+        }
+    }
+    if let Some(angle) = scenario.incline_deg {
+        let g = scenario.gravity_vector();
+        outln!(
+            "  incline:          {angle}° (gravity ({:.4}, {:.4}, {:.4}) m/s²)",
+            g.x,
+            g.y,
+            g.z
+        );
+    }
     outln!(
         "  time step:        {:.3e} s (critical {:.3e} s, ratio {:.2})",
         report.dt,

@@ -128,7 +128,8 @@ fn link(file: &str, what: &str) -> (String, String) {
 /// the force model.
 fn parameters(page: &mut ReportPage, scenario: &Scenario, entries: &Map<String, Value>) {
     let t = &scenario.time;
-    let (gx, gy, gz) = scenario.gravity;
+    let g = scenario.gravity_vector();
+    let (gx, gy, gz) = (g.x, g.y, g.z);
     let mut rows = Vec::new();
     if let Some(file) = entries.get("file").and_then(Value::as_str) {
         rows.push(vec![Cell::text("scenario file"), Cell::text(file)]);
@@ -150,6 +151,17 @@ fn parameters(page: &mut ReportPage, scenario: &Scenario, entries: &Map<String, 
             Cell::text(format!("({}, {}, {})", short(gx), short(gy), short(gz))),
         ],
     ]);
+    if let Some(angle) = scenario.incline_deg {
+        rows.push(vec![Cell::text("incline [°]"), Cell::number(short(angle))]);
+    }
+    for (axis, faces) in ["x", "y", "z"].iter().zip(scenario.periodic.axes()) {
+        if let Some((lower, upper)) = faces {
+            rows.push(vec![
+                Cell::text(format!("periodic along {axis} [m]")),
+                Cell::text(format!("{} to {}", short(lower), short(upper))),
+            ]);
+        }
+    }
     page.table(&["parameter", "value"], &rows);
 
     let grains: Vec<Vec<Cell>> = scenario

@@ -37,7 +37,7 @@ pub const SHORT_CONVEYOR: [&str; 6] = [
     "outputs.plots=false",
 ];
 
-/// `configs/chute_flow.ron` shortened: 150 grains on a base 5 × 4 cm at 30°, a softer law
+/// `configs/chute_flow.ron` shortened: 150 grains on a base 5 × 4 cm at 36°, a softer law
 /// and a longer step, 0.8 s measured from 0.5 s.
 #[allow(dead_code)]
 pub const SHORT_CHUTE: [&str; 13] = [
@@ -46,7 +46,7 @@ pub const SHORT_CHUTE: [&str; 13] = [
     "periodic.y=(0.0, 0.04)",
     "walls[0].shape.max=(0.05, 0.04, 0.0)",
     "grains[0].placement.max=(0.047, 0.037, 0.4)",
-    "incline_deg=30",
+    "incline_deg=36",
     "force_model.coefficients.stiffness=2e5",
     "time.dt=5e-5",
     "time.end=0.8",
