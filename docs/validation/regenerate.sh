@@ -5,7 +5,7 @@
 #
 #   docs/validation/regenerate.sh [SWEEPS_DIR]     (default out/validation)
 #
-# On 2 cores the whole set takes about an hour and a half.
+# On 2 cores the whole set takes about two hours.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out="${1:-out/validation}"

@@ -384,6 +384,7 @@ impl Runner {
             }
             self.pour()?;
             self.drip()?;
+            self.tilt()?;
             let stats = *self.exp.world.step();
             self.account(&stats);
             for probe in &mut self.state.probes {
@@ -642,6 +643,27 @@ impl Runner {
     /// [`ScenarioError::Io`] if the run's list of files cannot be extended.
     pub fn claim(&mut self, rel: &str) -> Result<PathBuf, ScenarioError> {
         self.dir.claim(rel)
+    }
+
+    /// Steepens a ramped incline: gravity for the step about to be taken, turned by the
+    /// incline at its start (a function of the time alone, so a resumed run turns it the
+    /// same way).
+    fn tilt(&mut self) -> Result<(), ScenarioError> {
+        if self.exp.scenario.incline_ramp.is_none() {
+            return Ok(());
+        }
+        let g = self.exp.scenario.gravity_at(self.exp.world.time());
+        if g == self.exp.world.params().gravity {
+            return Ok(());
+        }
+        self.exp
+            .world
+            .set_gravity(g)
+            .map_err(|e| ScenarioError::Engine {
+                path: self.exp.path.clone(),
+                context: "incline_ramp".into(),
+                message: e.to_string(),
+            })
     }
 
     /// Adds the grains of pouring populations that are due: grain number `n` of a

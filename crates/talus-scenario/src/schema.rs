@@ -30,6 +30,11 @@ pub struct Scenario {
     /// floor z = const is the incline and +x its downhill direction; default none.
     #[serde(default)]
     pub incline_deg: Option<f64>,
+    /// The incline steepened during the run: from time `from` (s) at `rate_deg_per_s` up
+    /// to `to_deg`, so that a bed settled at rest is tilted until it flows (θ_start);
+    /// default none (a fixed incline).
+    #[serde(default)]
+    pub incline_ramp: Option<InclineRamp>,
     /// The integrator; default velocity Verlet.
     #[serde(default)]
     pub integrator: Integrator,
@@ -108,16 +113,55 @@ impl PeriodicSpec {
     }
 }
 
+/// A steepening incline: from `from` (s), `rate_deg_per_s` degrees per second up to
+/// `to_deg`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InclineRamp {
+    /// When the incline starts to steepen (s).
+    pub from: f64,
+    /// How fast (degrees per second).
+    pub rate_deg_per_s: f64,
+    /// The steepest incline, kept from when it is reached (degrees).
+    pub to_deg: f64,
+}
+
+impl InclineRamp {
+    /// The incline at time `t` of a ramp that starts from `start` degrees.
+    #[must_use]
+    pub fn angle(&self, start: f64, t: f64) -> f64 {
+        if t > self.from {
+            (start + self.rate_deg_per_s * (t - self.from)).min(self.to_deg)
+        } else {
+            start
+        }
+    }
+}
+
 impl Scenario {
-    /// The acceleration of gravity in the scene's frame: `gravity`, turned by the incline
-    /// if there is one.
+    /// The acceleration of gravity in the scene's frame at the start: `gravity`, turned by
+    /// the incline if there is one.
     #[must_use]
     pub fn gravity_vector(&self) -> talus_geom::glam::DVec3 {
+        self.gravity_at(0.0)
+    }
+
+    /// The incline at time `t` (degrees), if there is one: `incline_deg`, steepened by the
+    /// ramp.
+    #[must_use]
+    pub fn incline_at(&self, t: f64) -> Option<f64> {
+        let start = self.incline_deg?;
+        Some(self.incline_ramp.map_or(start, |r| r.angle(start, t)))
+    }
+
+    /// The acceleration of gravity in the scene's frame at time `t`.
+    #[must_use]
+    pub fn gravity_at(&self, t: f64) -> talus_geom::glam::DVec3 {
         let g = talus_geom::glam::DVec3::new(self.gravity.0, self.gravity.1, self.gravity.2);
-        match self.incline_deg {
+        match self.incline_at(t) {
             Some(angle) => {
-                let t = angle.to_radians();
-                g.length() * talus_geom::glam::DVec3::new(t.sin(), 0.0, -t.cos())
+                let a = angle.to_radians();
+                g.length() * talus_geom::glam::DVec3::new(a.sin(), 0.0, -a.cos())
             }
             None => g,
         }

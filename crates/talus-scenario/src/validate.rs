@@ -546,6 +546,24 @@ impl Checker {
                 );
             }
         }
+        if let Some(r) = &s.incline_ramp {
+            self.non_negative("incline_ramp.from", r.from);
+            self.positive("incline_ramp.rate_deg_per_s", r.rate_deg_per_s);
+            let start = s.incline_deg.unwrap_or(f64::NAN);
+            if s.incline_deg.is_none() {
+                self.fail(
+                    "incline_ramp",
+                    "a ramp without incline_deg".into(),
+                    "incline_deg: the incline the ramp starts from",
+                );
+            } else if !(r.to_deg.is_finite() && r.to_deg > start && r.to_deg < 90.0) {
+                self.fail(
+                    "incline_ramp.to_deg",
+                    format!("{}° from {}°", short(r.to_deg), short(start)),
+                    "an incline steeper than incline_deg and below 90°",
+                );
+            }
+        }
         self.periodic(s);
         if self.non_negative("margin", s.margin) {
             let smallest = smallest_grain_diameter(s);

@@ -180,6 +180,50 @@ fn a_chute_resumed_from_a_checkpoint_ends_bit_identical() {
 }
 
 #[test]
+fn a_bed_at_rest_on_a_steepening_incline_starts_to_flow_past_where_it_stopped() {
+    // The bed settles at 20° (where it stops), then the incline steepens at 25°/s to 40°.
+    let (file, mut scenario) = chute(&[
+        "incline_deg=20",
+        "time.end=1.8",
+        "measurements[0].window=(1.6, 1.8)",
+    ]);
+    scenario.incline_ramp = Some(talus_scenario::schema::InclineRamp {
+        from: 0.6,
+        rate_deg_per_s: 25.0,
+        to_deg: 40.0,
+    });
+    assert!(validate(&scenario, &file).is_empty());
+    let registry = ForceModelRegistry::default();
+    let out = scratch("ramp");
+    let mut runner = Runner::start(&scenario, &file, &registry, 2, &out).unwrap();
+    runner.run(None, &mut |_| {}).unwrap();
+    let s = summary(&out);
+    let v = mean_velocity(&out);
+    // At rest before the ramp: the bed stopped at 20°.
+    let before = v.iter().rev().find(|p| p.0 <= 0.6).unwrap().1;
+    let start = s["theta_start_deg"]
+        .as_f64()
+        .expect("the bed started to flow");
+    let when = s["flow_start_time_s"].as_f64().unwrap();
+    assert!(before.abs() < 0.005, "{before} m/s at 20° before the ramp");
+    // The incline at the start is the ramp's at that time, past where the bed stopped.
+    assert!((start - (20.0 + 25.0 * (when - 0.6)).min(40.0)).abs() < 1e-9);
+    assert!(start > 20.0 && start < 40.0, "θ_start = {start}°");
+    // It flows from then on: the mean velocity at the end well above the threshold.
+    assert!(v.last().unwrap().1 > 0.05, "{:?}", v.last());
+    // The ramp is a function of time: gravity in the last step is the incline's at its
+    // start.
+    let world = &runner.exp.world;
+    let (g, last) = (world.params().gravity, world.time() - world.params().dt);
+    let expected = (20.0 + 25.0 * (last - 0.6)).min(40.0);
+    assert!(
+        (g.x.atan2(-g.z).to_degrees() - expected).abs() < 1e-9,
+        "{g}"
+    );
+    let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
 fn periodic_axes_and_inclines_that_cannot_work_are_refused() {
     let errors = |overrides: &[&str]| -> Vec<String> {
         let (file, scenario) = chute(overrides);
@@ -213,6 +257,16 @@ fn periodic_axes_and_inclines_that_cannot_work_are_refused() {
         &["gravity=(1.0, 0.0, -9.81)"],
         "gravity",
         "vertical gravity",
+    );
+    has(
+        &["incline_ramp=(0.5, 10.0, 30.0)"],
+        "incline_ramp.to_deg",
+        "steeper than incline_deg",
+    );
+    has(
+        &["incline_ramp=(0.5, -1.0, 40.0)"],
+        "incline_ramp.rate_deg_per_s",
+        "",
     );
     // A side wall across the periodic y axis.
     let (file, mut scenario) = chute(&[]);

@@ -16,7 +16,11 @@ use crate::build::Experiment;
 use crate::journal::{AppendLog, Journaled};
 use crate::output::csv::{Column, TimeSeries};
 use crate::output::plot::{Plot, Series, SeriesStyle};
-use crate::schema::{MeasurementSpec, WallShape};
+use crate::schema::{InclineRamp, MeasurementSpec, WallShape};
+
+/// Mean speed, in units of √(g d), above which a bed on a steepening incline counts as
+/// flowing.
+pub const START_SPEED: f64 = 0.1;
 
 /// The probe's set-up and what it has seen.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -29,6 +33,11 @@ pub struct Chute {
     /// Incline (radians) and the magnitude of gravity (m/s²).
     angle: f64,
     g: f64,
+    /// The incline's steepening, if any, and the incline it starts from (degrees).
+    ramp: Option<InclineRamp>,
+    start_deg: f64,
+    /// Under a ramp: the time and incline (degrees) at which the bed started to flow.
+    started: Option<(f64, f64)>,
     /// Sums of the profiles over the samples in the window.
     sums: ProfileSums,
     /// Sum of the grains' equal-volume diameters and their count over the window's
@@ -55,8 +64,12 @@ impl Chute {
             window: *window,
             base,
             area: length(s.periodic.x) * length(s.periodic.y),
-            angle: s.incline_deg.unwrap_or(0.0).to_radians(),
+            // Under a ramp, the incline of the window's end.
+            angle: s.incline_at(window.1).unwrap_or(0.0).to_radians(),
             g: s.gravity_vector().length(),
+            ramp: s.incline_ramp,
+            start_deg: s.incline_deg.unwrap_or(0.0),
+            started: None,
             sums: ProfileSums::new(bin),
             diameter_sum: 0.0,
             grain_samples: 0,
@@ -86,12 +99,13 @@ impl Chute {
     /// Values now; in the window, the profiles take the sample too.
     pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
         let in_window = sample.time >= self.window.0 && sample.time <= self.window.1;
-        let (mut v, mut top) = (0.0, f64::NAN);
+        let (mut v, mut top, mut diameters) = (0.0, f64::NAN, 0.0);
         for g in &sample.grains {
             let z = g.state.pose.position.z - self.base;
             let vx = g.state.velocity.dot(DVec3::X);
             v += vx;
             top = top.max(z);
+            diameters += super::equivalent_diameter(g.volume);
             if in_window {
                 let r = (0.75 * g.volume / std::f64::consts::PI).cbrt();
                 self.sums.add_grain(z, r, vx);
@@ -108,6 +122,18 @@ impl Chute {
             v / sample.grains.len() as f64
         };
         self.samples.push((sample.time, v, top));
+        // Under a ramp, the bed starts to flow when its mean velocity first exceeds a tenth
+        // of √(g d) after the ramp began.
+        if let Some(ramp) = self.ramp
+            && self.started.is_none()
+            && sample.time > ramp.from
+            && !sample.grains.is_empty()
+        {
+            let d = diameters / sample.grains.len() as f64;
+            if v > START_SPEED * (self.g * d).sqrt() {
+                self.started = Some((sample.time, ramp.angle(self.start_deg, sample.time)));
+            }
+        }
         vec![v, top]
     }
 
@@ -174,6 +200,14 @@ impl Chute {
         vec![
             ("incline_deg".into(), n(self.angle.to_degrees())),
             (
+                "theta_start_deg".into(),
+                json_number(self.started.map(|s| s.1)),
+            ),
+            (
+                "flow_start_time_s".into(),
+                json_number(self.started.map(|s| s.0)),
+            ),
+            (
                 "flow_state".into(),
                 r.state
                     .map_or(serde_json::Value::Null, |s| s.0.name().into()),
@@ -214,6 +248,15 @@ impl Chute {
     pub fn warnings(&self) -> Vec<String> {
         let r = self.results();
         let mut out = Vec::new();
+        if let Some(ramp) = self.ramp
+            && self.started.is_none()
+        {
+            out.push(format!(
+                "chute flow: the bed did not start to flow on the incline steepened to {}° \
+                 (a steeper to_deg, or a longer run): no theta_start_deg",
+                crate::number::short(ramp.to_deg)
+            ));
+        }
         match r.state {
             None => out.push(format!(
                 "chute flow: the window ({}, {}) s holds fewer than three samples: the run ended \
