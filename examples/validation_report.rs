@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use talus::scenario::analysis::chute::{ChuteRun, h_stop_brackets, pouliquen_beta};
 use talus::scenario::analysis::{BeverlooFit, fit_beverloo};
 use talus::scenario::load::parse;
 use talus::scenario::output::plot::{Plot, Series, SeriesStyle, render_png};
@@ -203,62 +204,122 @@ fn repose_periodic(study: &Study, sweeps: &Path, out: &mut String) {
     out.push('\n');
 }
 
-/// The chute flow over inclines and depths: each run's state, depth and Froude number, the
-/// steady inclines per bed, h_stop(θ) and β, from the sweep's `flow_rule.json`.
-fn chute(study: &Study, sweeps: &Path, docs: &Path, out: &mut String) {
-    let dir = sweeps.join(study.name);
-    let Some(rule) = std::fs::read_to_string(dir.join("flow_rule.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-    else {
-        let _ = writeln!(out, "No flow_rule.json in {}.\n", dir.display());
-        return;
-    };
+/// The chute flow over inclines and depths: each run's state, depth and Froude number,
+/// h_stop(θ) and β, from the runs listed in the `flow_rule.json` of this study's sweep and of
+/// `chute_depth`'s (more depths at two of the inclines), read together.
+fn chute(sweeps: &Path, docs: &Path, out: &mut String) {
+    let mut runs: Vec<serde_json::Value> = Vec::new();
+    for name in ["chute_flow", "chute_depth"] {
+        let path = sweeps.join(name).join("flow_rule.json");
+        match std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        {
+            Some(rule) => runs.extend(rule["runs"].as_array().cloned().unwrap_or_default()),
+            None => {
+                let _ = writeln!(out, "No {}.\n", path.display());
+            }
+        }
+    }
     let num = |v: &serde_json::Value| v.as_f64().unwrap_or(f64::NAN);
+    // Inclines as given (the summaries may carry a last-bit difference).
+    let angle = |v: &serde_json::Value| (num(v) * 1e6).round() / 1e6;
+    runs.sort_by(|a, b| {
+        angle(&a["incline_deg"])
+            .total_cmp(&angle(&b["incline_deg"]))
+            .then(num(&a["depth_m"]).total_cmp(&num(&b["depth_m"])))
+    });
     let _ = writeln!(
         out,
-        "| bed | incline [°] | state | flow depth h [m] | Froude number |\n|---|---|---|---|---|"
+        "| incline [°] | bed | state | flow depth h [m] | Froude number |\n|---|---|---|---|---|"
     );
-    for r in rule["runs"].as_array().into_iter().flatten() {
+    for r in &runs {
         let _ = writeln!(
             out,
-            "| {} | {:.0} | {} | {:.4} | {:.3} |",
+            "| {} | {} | {} | {:.4} | {:.3} |",
+            angle(&r["incline_deg"]),
             r["bed"].as_str().unwrap_or(""),
-            num(&r["incline_deg"]),
             r["state"].as_str().unwrap_or(""),
             num(&r["depth_m"]),
             num(&r["froude"])
         );
     }
+    let settled: Vec<ChuteRun> = runs
+        .iter()
+        .filter(|r| matches!(r["state"].as_str(), Some("steady" | "stopped")))
+        .map(|r| ChuteRun {
+            angle_deg: angle(&r["incline_deg"]),
+            depth: num(&r["depth_m"]),
+            flows: r["state"].as_str() == Some("steady"),
+            froude: num(&r["froude"]),
+        })
+        .collect();
+    let brackets = h_stop_brackets(&settled);
     let _ = writeln!(
         out,
         "\n| incline [°] | deepest bed that stopped [m] | shallowest steady bed [m] |\n|---|---|---|"
     );
-    for b in rule["h_stop_m"].as_array().into_iter().flatten() {
-        let _ = writeln!(
-            out,
-            "| {:.0} | {:.4} | {:.4} |",
-            num(&b[0]),
-            num(&b[1]),
-            num(&b[2])
-        );
-    }
-    match rule["beta"].as_array() {
-        Some(b) => {
-            let _ = writeln!(
-                out,
-                "\nβ = {:.3} ± {:.3} from {} steady runs.\n",
-                num(&b[0]),
-                num(&b[1]),
-                num(&b[2])
-            );
+    let depth = |x: f64| {
+        if x.is_finite() {
+            format!("{x:.4}")
+        } else {
+            "–".to_string()
         }
-        None => out.push_str("\nNo incline brackets h_stop: no β.\n\n"),
+    };
+    for b in &brackets {
+        let _ = writeln!(out, "| {} | {} | {} |", b.0, depth(b.1), depth(b.2));
     }
-    let plot = dir.join("plots/froude_vs_depth_ratio.png");
-    if plot.exists() {
-        let _ = std::fs::copy(&plot, docs.join(format!("{}.png", study.name)));
-    }
+    let Some((beta, error, n)) = pouliquen_beta(&settled) else {
+        out.push_str("\nNo incline brackets h_stop: no β.\n\n");
+        return;
+    };
+    let _ = writeln!(out, "\nβ = {beta:.3} ± {error:.3} from {n} steady runs.\n");
+    let h_stop = |a: f64| {
+        brackets
+            .iter()
+            .find(|b| b.0 == a)
+            .map(|b| 0.5 * (b.1 + b.2))
+            .filter(|h| h.is_finite())
+    };
+    let points: Vec<(f64, f64)> = settled
+        .iter()
+        .filter(|r| r.flows)
+        .filter_map(|r| Some((r.depth / h_stop(r.angle_deg)?, r.froude)))
+        .collect();
+    let largest = points.iter().map(|p| p.0).fold(0.0, f64::max);
+    figure(
+        docs,
+        "chute_flow",
+        &Plot {
+            title: "Chute flow: Froude number against h / h_stop(θ)".into(),
+            x_label: "h / h_stop(θ)".into(),
+            y_label: "Fr = ū / √(g h cos θ)".into(),
+            log_y: false,
+            log_x: false,
+            series: vec![
+                Series {
+                    label: "talus, steady runs".into(),
+                    points,
+                    style: SeriesStyle::Points,
+                },
+                Series {
+                    label: format!("Fr = β h/h_stop, β = {beta:.3}"),
+                    points: vec![(0.0, 0.0), (largest, beta * largest)],
+                    style: SeriesStyle::Dashed,
+                },
+                Series {
+                    label: "β = 0.136, glass beads (Pouliquen 1999)".into(),
+                    points: vec![(0.0, 0.0), (largest, 0.136 * largest)],
+                    style: SeriesStyle::Line,
+                },
+                Series {
+                    label: "β = 0.65, sand (Forterre & Pouliquen 2003)".into(),
+                    points: vec![(0.0, 0.0), (largest, 0.65 * largest)],
+                    style: SeriesStyle::Line,
+                },
+            ],
+        },
+    );
 }
 
 /// Discharge rate against orifice width, with Beverloo fits (n free and n fixed).
@@ -443,7 +504,7 @@ fn main() {
         ("conveyor_frequency", &|s, d, o| conveyor(s, d, o)),
         ("max_stability", &|s, d, o| stability(s, d, o)),
         ("repose_periodic", &|s, _, o| repose_periodic(s, sweeps, o)),
-        ("chute_flow", &|s, d, o| chute(s, sweeps, d, o)),
+        ("chute_flow", &|_, d, o| chute(sweeps, d, o)),
     ];
     for (name, report) in studies {
         let _ = writeln!(out, "## {name}\n");

@@ -30,8 +30,8 @@ pub struct Chute {
     base: f64,
     /// Area of the periodic box's base (m²).
     area: f64,
-    /// Incline (radians) and the magnitude of gravity (m/s²).
-    angle: f64,
+    /// Incline (degrees, as given) and the magnitude of gravity (m/s²).
+    incline_deg: f64,
     g: f64,
     /// The incline's steepening, if any, and the incline it starts from (degrees).
     ramp: Option<InclineRamp>,
@@ -65,7 +65,7 @@ impl Chute {
             base,
             area: length(s.periodic.x) * length(s.periodic.y),
             // Under a ramp, the incline of the window's end.
-            angle: s.incline_at(window.1).unwrap_or(0.0).to_radians(),
+            incline_deg: s.incline_at(window.1).unwrap_or(0.0),
             g: s.gravity_vector().length(),
             ramp: s.incline_ramp,
             start_deg: s.incline_deg.unwrap_or(0.0),
@@ -171,10 +171,11 @@ impl Chute {
             mean_velocity: mean,
             depth,
             solid_fraction: phi,
-            froude: mean / (self.g * depth * self.angle.cos()).sqrt(),
+            froude: mean / (self.g * depth * self.incline_deg.to_radians().cos()).sqrt(),
             diameter: d,
             inertial_number: fit.map_or(f64::NAN, |f| {
-                bagnold_inertial_number(f.bagnold.slope, d, phi, self.g, self.angle)
+                let angle = self.incline_deg.to_radians();
+                bagnold_inertial_number(f.bagnold.slope, d, phi, self.g, angle)
             }),
             fit,
         }
@@ -198,7 +199,7 @@ impl Chute {
             })
         };
         vec![
-            ("incline_deg".into(), n(self.angle.to_degrees())),
+            ("incline_deg".into(), n(self.incline_deg)),
             (
                 "theta_start_deg".into(),
                 json_number(self.started.map(|s| s.1)),
@@ -337,7 +338,7 @@ impl Chute {
                 style: SeriesStyle::Dashed,
             });
         }
-        let degrees = self.angle.to_degrees();
+        let degrees = self.incline_deg;
         let fraction = vec![Series {
             label: format!("flow depth h = {:.4} m", r.depth),
             points: layers.iter().map(|l| (l.solid_fraction, l.z)).collect(),
