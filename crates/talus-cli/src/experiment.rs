@@ -117,15 +117,18 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
     for (axis, faces) in ["x", "y", "z"].iter().zip(scenario.periodic.axes()) {
         if let Some((lower, upper)) = faces {
             outln!(
-                "  periodic {axis}:       {lower} to {upper} m (period {} m)",
-                upper - lower
+                "  periodic {axis}:       {} to {} m (period {} m)",
+                short(lower),
+                short(upper),
+                short(upper - lower)
             );
         }
     }
     if let Some(angle) = scenario.incline_deg {
         let g = scenario.gravity_vector();
         outln!(
-            "  incline:          {angle}° (gravity ({:.4}, {:.4}, {:.4}) m/s²)",
+            "  incline:          {}° (gravity ({:.4}, {:.4}, {:.4}) m/s²)",
+            short(angle),
             g.x,
             g.y,
             g.z
@@ -386,6 +389,13 @@ pub fn resume_dir(args: &ResumeArgs, process: &Process) -> Result<ExitCode, Stri
                 std::fs::copy(args.dir.join(name), scratch.path().join(name))
                     .map_err(|e| format!("{}: {e}", args.dir.join(name).display()))?;
             }
+            // The summary, when there is one, so that every process sees whether the run's
+            // outputs are written and all take the same path.
+            let summary = args.dir.join(SUMMARY_FILE);
+            if summary.exists() {
+                std::fs::copy(&summary, scratch.path().join(SUMMARY_FILE))
+                    .map_err(|e| format!("{}: {e}", summary.display()))?;
+            }
             let dir = RunDir::open(scratch.path()).map_err(|e| e.to_string())?;
             (dir, Some(scratch))
         };
@@ -395,7 +405,9 @@ pub fn resume_dir(args: &ResumeArgs, process: &Process) -> Result<ExitCode, Stri
         Ok((runner, scratch))
     };
     let (mut runner, _scratch) = agreed(process, set_up())?;
-    if runner.finished() {
+    // A run that ended without its outputs (they failed, or it was killed before its
+    // summary) goes on to write them.
+    if runner.finished() && runner.outputs_written() {
         if !process.is_first() {
             return Ok(ExitCode::SUCCESS);
         }

@@ -64,9 +64,6 @@ pub struct SweepArgs {
     pub quiet: bool,
 }
 
-/// Most runs one sweep may hold.
-const MAX_RUNS: usize = 100_000;
-
 /// `talus sweep`.
 pub fn sweep(args: &SweepArgs) -> Result<ExitCode, String> {
     check_threads(args.threads)?;
@@ -116,12 +113,6 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, String> {
             .collect::<Vec<_>>()
             .join("\nerror: ")
     })?;
-    if plan.runs.len() > MAX_RUNS {
-        return Err(format!(
-            "the grid has {} runs; allowed: at most {MAX_RUNS} in one sweep",
-            plan.runs.len()
-        ));
-    }
     let out = match &args.out {
         Some(out) => out.clone(),
         None => default_out(&args.file)?,

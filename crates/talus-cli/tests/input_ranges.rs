@@ -311,3 +311,19 @@ fn a_blow_up_names_the_gravity_or_the_wall_that_drove_it() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_chute_profile_and_an_incline_ramp_have_bounds() {
+    // Layers of a picometre would take all memory for a profile a few centimetres high.
+    assert_refused(
+        "chute_flow",
+        &["measurements[0].bin=1e-12"],
+        &["measurements[0].bin", "hundredth of the smallest grain"],
+    );
+    // An incline turned in an instant says nothing about where the flow starts.
+    assert_refused(
+        "chute_flow",
+        &["incline_ramp=(0.1, 1e300, 40.0)"],
+        &["incline_ramp.rate_deg_per_s", "at most 100"],
+    );
+}

@@ -283,6 +283,50 @@ fn a_full_disk_is_never_reported_as_finished() {
     let s = summary(&out);
     assert_eq!(s["status"], "failed", "{s}");
     assert!(s["error"].as_str().unwrap().contains("plots"), "{s}");
+    if let Ok(report) = std::fs::read_to_string(out.join("report.html")) {
+        assert!(report.contains("failed"), "a report that hides the failure");
+    }
+
+    // Room again: `talus resume` writes the outputs the full disk refused, and they are
+    // those of a run that never met a full disk.
+    let resumed = talus(&["resume", path(&out), "--quiet"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
+    let s = summary(&out);
+    assert_eq!(s["status"], "finished", "{s}");
+    assert!(out.join("report.html").exists() && out.join("plots").is_dir());
+    let clean = dir.join("clean");
+    let fresh = talus(&["run", path(&file), "--out", path(&clean), "--quiet"]);
+    assert_eq!(fresh.status.code(), Some(0), "{}", text(&fresh.stderr));
+    assert_eq!(
+        std::fs::read(out.join("timeseries.csv")).unwrap(),
+        std::fs::read(clean.join("timeseries.csv")).unwrap()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_run_killed_before_its_summary_writes_it_when_resumed() {
+    // The last checkpoint is written before the outputs: a run killed between the two has
+    // ended, but without its summary. Resuming it writes what is missing.
+    let dir = scratch("before-summary", &[]);
+    let out = dir.join("d");
+    let file = dir.join("small.ron");
+    let first = talus(&["run", path(&file), "--out", path(&out), "--quiet"]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let expected = std::fs::read(out.join("timeseries.csv")).unwrap();
+    let finished = summary(&out);
+    for file in ["summary.json", "report.html", "timeseries.csv"] {
+        std::fs::remove_file(out.join(file)).unwrap();
+    }
+    let resumed = talus(&["resume", path(&out), "--quiet"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", text(&resumed.stderr));
+    assert_no_panic(&resumed);
+    let s = summary(&out);
+    assert_eq!(s["status"], "finished", "{s}");
+    assert_eq!(s["steps"], finished["steps"]);
+    assert_eq!(s["final_kinetic_energy"], finished["final_kinetic_energy"]);
+    assert!(out.join("report.html").exists());
+    assert_eq!(std::fs::read(out.join("timeseries.csv")).unwrap(), expected);
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -387,6 +387,18 @@ fn bad_sweeps_are_refused_before_anything_runs() {
         (vec!["--seeds", "0", "--vary", "time.end=0.1"], "from 1 to"),
         (vec!["--jobs", "0", "--vary", "time.end=0.1"], "--jobs 0"),
         (vec![], "nothing to sweep"),
+        (
+            // 10^9 runs: refused from the counts, before a single grid point is built.
+            vec![
+                "--vary",
+                "time.end=lin(0.01,0.02,1000)",
+                "--vary",
+                "force_model.coefficients.friction=lin(0.1,0.9,1000)",
+                "--seeds",
+                "1000",
+            ],
+            "at most 100000",
+        ),
     ] {
         let mut full = vec!["sweep", file_s, "--out", out_s];
         full.extend(args.iter().copied());

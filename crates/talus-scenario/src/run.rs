@@ -283,12 +283,13 @@ impl Runner {
             }
         }
         let mut runner = Runner::new(exp, state, dir, journal);
-        if runner.finished() {
+        if runner.finished() && runner.outputs_written() {
             // Nothing to continue: the outputs of the finished run stay as they are.
             return Ok(runner);
         }
-        // The run goes on: a summary of an earlier session (a blow-up), and its report, no
-        // longer hold.
+        // The run goes on, or its outputs are written again (they failed, or the run was
+        // killed between its last checkpoint and its summary): a summary of an earlier
+        // session (a blow-up, a failed output), and its report, no longer hold.
         for file in [SUMMARY_FILE, REPORT_FILE] {
             if !runner.dir.lists(file) {
                 // Not written by this run (a report of the user's, beside a run of a talus
@@ -343,6 +344,18 @@ impl Runner {
     #[must_use]
     pub fn finished(&self) -> bool {
         self.exp.world.steps() >= self.total_steps || self.state.at_rest
+    }
+
+    /// Whether the outputs of the run are all written: its `summary.json` exists and does
+    /// not say that writing them failed. A run that reached its end without them (a full
+    /// disk, a kill between the last checkpoint and the summary) writes them again when it
+    /// is resumed.
+    #[must_use]
+    pub fn outputs_written(&self) -> bool {
+        std::fs::read_to_string(self.out.join(SUMMARY_FILE))
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            .is_some_and(|json| json["status"].as_str().is_some_and(|s| s != "failed"))
     }
 
     /// Runs to the end (or until `stop_after` more steps, for tests), calling `progress`

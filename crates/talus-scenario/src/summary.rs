@@ -1,10 +1,10 @@
 //! The end of a run: `summary.json` (the machine-readable result), `report.html` (the same
 //! for a person, see [`crate::run_report`]), the plots, and the final time series.
 //!
-//! The summary is written after every other output but the report (which is built from
-//! it), so that a summary that says a run finished is never beside outputs that failed to
-//! be written; when writing them, or the report, fails, the summary says `failed` (if it
-//! can still be written at all). A run that reached its end
+//! The summary is written after every other output, the report included, so that a
+//! summary that says a run finished is never beside outputs that failed to be written;
+//! when writing them, or the report, fails, the summary says `failed` (if it can still be
+//! written at all), and `talus resume` writes them again once the cause is removed. A run that reached its end
 //! but whose answer cannot be trusted (grains that could not be poured, overlaps beyond the
 //! range of the contact model, a measurement that could not be fitted) is reported as
 //! `suspect`, with the reasons in `warnings`, never as a clean `finished`.
@@ -15,7 +15,7 @@ use crate::error::ScenarioError;
 use crate::output::atomic::write_atomic;
 use crate::output::plot::{Plot, Series, SeriesStyle, render_png};
 use crate::output::report::Figure;
-use crate::output::run_dir::{PLOTS_DIR, SUMMARY_FILE};
+use crate::output::run_dir::{PLOTS_DIR, REPORT_FILE, SUMMARY_FILE};
 use crate::probe::Probe;
 use crate::probe::repose::json_number;
 use crate::run::{Runner, TIMESERIES_FILE, io_error};
@@ -40,8 +40,8 @@ pub enum Status {
     Failed(String),
 }
 
-/// Writes the time series, the plots (if the scenario asks for them), `summary.json` and
-/// then `report.html`. If an output fails, the summary says `failed` with the error (when it
+/// Writes the time series, the plots (if the scenario asks for them), `report.html` and
+/// then `summary.json`. If an output fails, the summary says `failed` with the error (when it
 /// can still be written) and the error is returned.
 ///
 /// # Errors
@@ -59,10 +59,12 @@ pub fn write_outputs(runner: &mut Runner, status: Status) -> Result<(), Scenario
     }
 }
 
-/// Writes `summary.json` for `status`, then `report.html` from it with the plots
-/// `figures`. When the report cannot be written, the summary is written again as `failed`
-/// with the report's error (unless it says `failed` already: the first error matters), so
-/// that it never says the run finished beside an output that is missing.
+/// Writes `report.html` for `status` with the plots `figures`, then `summary.json`: the
+/// summary is the last file a run writes, so that it never says the run finished beside an
+/// output that is missing. When the report cannot be written, the summary says `failed`
+/// with the report's error (unless it says `failed` already: the first error matters); when
+/// the summary itself cannot be written, the report (which states the run's status too) is
+/// removed, so that no file says a run finished whose summary is missing.
 ///
 /// # Errors
 /// [`ScenarioError::Io`] if either cannot be written.
@@ -72,12 +74,19 @@ pub fn write_summary_and_report(
     figures: &[Figure],
 ) -> Result<(), ScenarioError> {
     let json = summary(runner, status);
-    write_summary_json(runner, &json)?;
-    write_report(runner, &json, figures).inspect_err(|error| {
-        if !matches!(status, Status::Failed(_)) {
-            // Best effort, as above.
-            let _ = write_summary(runner, &Status::Failed(error.to_string()));
-        }
+    if let Err(error) = write_report(runner, &json, figures) {
+        let failed = match status {
+            Status::Failed(_) => status.clone(),
+            _ => Status::Failed(error.to_string()),
+        };
+        // Best effort, as above.
+        let _ = write_summary(runner, &failed);
+        return Err(error);
+    }
+    write_summary_json(runner, &json).inspect_err(|_| {
+        // Best effort: a report whose run has no summary would speak for a run that, by
+        // its exit code, failed.
+        let _ = std::fs::remove_file(runner.out_dir().join(REPORT_FILE));
     })
 }
 

@@ -50,6 +50,8 @@ const MAX_TRAVEL_PER_STEP: f64 = 0.1;
 /// Largest threshold speed of a dripped population (m/s): faster, the heap is no longer
 /// "quiet" in any sense of §1.2.1.
 const MAX_THRESHOLD_SPEED: f64 = 100.0;
+/// Fastest steepening of an incline (degrees per second).
+const MAX_INCLINE_RATE: f64 = 100.0;
 /// Hopper plate angles to the horizontal, degrees.
 const HOPPER_ANGLE_RANGE: (f64, f64) = (1.0, 89.0);
 
@@ -548,7 +550,16 @@ impl Checker {
         }
         if let Some(r) = &s.incline_ramp {
             self.non_negative("incline_ramp.from", r.from);
-            self.positive("incline_ramp.rate_deg_per_s", r.rate_deg_per_s);
+            if self.positive("incline_ramp.rate_deg_per_s", r.rate_deg_per_s)
+                && r.rate_deg_per_s > MAX_INCLINE_RATE
+            {
+                self.fail(
+                    "incline_ramp.rate_deg_per_s",
+                    format!("{} °/s", short(r.rate_deg_per_s)),
+                    "at most 100 °/s: the bed must follow the turning gravity for its flow \
+                     onset to mean anything (a few degrees per second is usual)",
+                );
+            }
             let start = s.incline_deg.unwrap_or(f64::NAN);
             if s.incline_deg.is_none() {
                 self.fail(
@@ -1157,8 +1168,23 @@ impl Checker {
                 {
                     self.fail(&format!("{f}.base"), short(*b), "a finite height (m)");
                 }
-                if let Some(b) = bin {
-                    self.length(&format!("{f}.bin"), *b);
+                if let Some(b) = bin
+                    && self.length(&format!("{f}.bin"), *b)
+                {
+                    // Finer layers than a hundredth of a grain resolve nothing more (each
+                    // grain is spread over the layers it spans) and only cost memory.
+                    let finest = 0.01 * smallest_grain_diameter(s);
+                    if finest.is_finite() && *b < finest {
+                        self.fail(
+                            &format!("{f}.bin"),
+                            format!("{} m is not allowed", short(*b)),
+                            &format!(
+                                "a layer thickness of at least a hundredth of the smallest grain \
+                                 diameter ({} m)",
+                                short(finest)
+                            ),
+                        );
+                    }
                 }
                 if s.periodic.x.is_none() || s.periodic.y.is_none() {
                     self.fail(

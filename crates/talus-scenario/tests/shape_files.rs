@@ -220,6 +220,46 @@ fn a_box_in_every_format_has_the_analytic_volume_and_inertia() {
     }
 }
 
+/// The OBJ file without its comment and object lines: the first line is a vertex.
+fn headless_obj(points: &[DVec3], faces: &[Vec<usize>]) -> Vec<u8> {
+    let text = String::from_utf8(obj(points, faces)).unwrap();
+    text.splitn(3, '\n').nth(2).unwrap().as_bytes().to_vec()
+}
+
+/// The point cloud without its header line: the first line is a point.
+fn headless_xyz(points: &[DVec3], faces: &[Vec<usize>]) -> Vec<u8> {
+    let text = String::from_utf8(xyz(points, faces)).unwrap();
+    text.split_once('\n').unwrap().1.as_bytes().to_vec()
+}
+
+#[test]
+fn a_byte_order_mark_changes_nothing_in_the_text_formats() {
+    // Some editors start a text file with a UTF-8 byte-order mark. Left on, it would hide
+    // an OBJ file's first vertex and make a point cloud's first point a header line.
+    let d = dir("bom");
+    let (points, faces) = box_2_1_half();
+    let registry = ForceModelRegistry::default();
+    let writers: [(&str, Writer); 3] = [
+        ("box.obj", headless_obj),
+        ("box_ascii.ply", ply_ascii),
+        ("box.xyz", headless_xyz),
+    ];
+    for (name, write) in writers {
+        let mut bytes = b"\xef\xbb\xbf".to_vec();
+        bytes.extend(write(&points, &faces));
+        std::fs::write(d.join(name), bytes).unwrap();
+        let (s, file) = scenario(&d, &format!("File(path: \"{name}\", scale: KeepSize)"), 1);
+        let exp = build(&s, &file, &registry, 1, true).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let shape = exp
+            .world
+            .shapes()
+            .get(exp.populations[0].shapes[0])
+            .unwrap();
+        assert!(close(shape.volume, 1.0), "{name}: volume {}", shape.volume);
+        assert_eq!(shape.body.vertices().len(), 8, "{name}");
+    }
+}
+
 /// The L-shaped prism: the square 2 × 2 without its corner square 1 × 1, 1 high.
 fn l_prism() -> (Vec<DVec3>, Vec<Vec<usize>>) {
     prism(

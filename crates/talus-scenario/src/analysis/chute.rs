@@ -32,6 +32,9 @@ pub fn sphere_slice(c: f64, r: f64, z0: f64, z1: f64) -> f64 {
     std::f64::consts::PI * (r * r * (b - a) - (b * b * b - a * a * a) / 3.0)
 }
 
+/// Most layers of a profile: a thousand grain diameters at the finest bin allowed.
+pub const MAX_LAYERS: usize = 100_000;
+
 /// Sums over the samples of a window, per layer of thickness `bin` above the base: the
 /// grains' volume in the layer and its product with their velocity down the incline.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -58,12 +61,18 @@ impl ProfileSums {
 
     /// Adds one grain: centre at height `z` above the base, equal-volume radius `r`,
     /// velocity `v` down the incline. Parts below the base are left out.
+    /// Parts more than [`MAX_LAYERS`] layers above the base are left out too: a grain that
+    /// flew far above the bed (or a base far below it) must not make the profile take all
+    /// memory.
     pub fn add_grain(&mut self, z: f64, r: f64, v: f64) {
         if !(z.is_finite() && r > 0.0 && v.is_finite()) {
             return;
         }
-        let first = ((z - r).max(0.0) / self.bin).floor() as usize;
-        let last = ((z + r).max(0.0) / self.bin).floor() as usize;
+        let layer = |h: f64| (h.max(0.0) / self.bin).floor().min(MAX_LAYERS as f64) as usize;
+        let (first, last) = (layer(z - r), layer(z + r).min(MAX_LAYERS - 1));
+        if first >= MAX_LAYERS {
+            return;
+        }
         if last >= self.volume.len() {
             self.volume.resize(last + 1, 0.0);
             self.flux.resize(last + 1, 0.0);

@@ -9,8 +9,8 @@ use talus_geom::glam::DVec3;
 
 use super::{Sample, SummaryItems, repose::json_number};
 use crate::analysis::chute::{
-    BagnoldFit, FlowState, Layer, ProfileSums, bagnold_fit, bagnold_inertial_number, flow_depth,
-    flow_state,
+    BagnoldFit, FlowState, Layer, MAX_LAYERS, ProfileSums, bagnold_fit, bagnold_inertial_number,
+    flow_depth, flow_state,
 };
 use crate::build::Experiment;
 use crate::journal::{AppendLog, Journaled};
@@ -249,6 +249,18 @@ impl Chute {
     pub fn warnings(&self) -> Vec<String> {
         let r = self.results();
         let mut out = Vec::new();
+        let reach = MAX_LAYERS as f64 * self.sums.bin;
+        if self
+            .samples
+            .iter()
+            .any(|&(t, _, top)| t >= self.window.0 && t <= self.window.1 && top > reach)
+        {
+            out.push(format!(
+                "chute flow: grains lay more than {MAX_LAYERS} layers ({} m) above the base in \
+                 the window; the profiles leave them out (a base nearer the bed, or a thicker bin)",
+                crate::number::short(reach)
+            ));
+        }
         if let Some(ramp) = self.ramp
             && self.started.is_none()
         {

@@ -80,13 +80,21 @@ pub fn read(path: &Path, name: &str) -> Result<Vec<FileShape>, ScenarioError> {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase)
         .unwrap_or_default();
+    // A UTF-8 byte-order mark, as some editors write, is not part of the first line: left
+    // on, it would hide an OBJ file's first vertex or turn a point cloud's first point into
+    // a header. (A binary STL's 80-byte header is left as it is.)
+    const BOM: &[u8] = b"\xef\xbb\xbf";
+    let bytes = match extension.as_str() {
+        "obj" | "ply" | "xyz" | "csv" | "txt" => bytes.strip_prefix(BOM).unwrap_or(&bytes),
+        _ => &bytes[..],
+    };
     // The mesh readers are other people's code: a panic in one is reported as a bad file,
     // never let through.
     let parsed = std::panic::catch_unwind(|| match extension.as_str() {
-        "obj" => obj::read(path, &bytes),
-        "stl" => stl::read(path, &bytes),
-        "ply" => ply::read(path, &bytes),
-        "xyz" | "csv" | "txt" => xyz::read(path, &bytes),
+        "obj" => obj::read(path, bytes),
+        "stl" => stl::read(path, bytes),
+        "ply" => ply::read(path, bytes),
+        "xyz" | "csv" | "txt" => xyz::read(path, bytes),
         other => Err(fail(
             path,
             None,

@@ -48,6 +48,10 @@ pub struct SweepRequest {
     pub seeds: u64,
 }
 
+/// Most runs in one sweep: more is almost certainly a mistake in a `lin`/`log` count, and
+/// would take months.
+pub const MAX_RUNS: u64 = 100_000;
+
 /// The plan of the sweep `request` on the scenario file `file`, with every grid point
 /// checked as `talus check` checks a scenario (ranges, references, the force model and its
 /// coefficients, the placement) before anything runs, so that the tenth value of a key is
@@ -113,6 +117,20 @@ pub fn plan(
     }
     if !errors.is_empty() {
         return Err(errors);
+    }
+    // The grid's size before any of it is built: a few long `lin`/`log` lists crossed with
+    // many seeds would otherwise build (and check) billions of points first.
+    let runs = axes.iter().fold(request.seeds, |n, a| {
+        n.saturating_mul(a.values.len() as u64)
+    });
+    if runs > MAX_RUNS {
+        return Err(vec![fail(
+            "(--vary, --seeds)",
+            format!(
+                "the grid has {runs} runs; allowed: at most {MAX_RUNS} in one sweep (fewer \
+                 values, or fewer seeds)"
+            ),
+        )]);
     }
     let base_text = to_ron(&base).map_err(|e| vec![e])?;
     let seeds = (0..request.seeds)
