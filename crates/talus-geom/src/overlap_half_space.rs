@@ -81,6 +81,11 @@ fn overlap_with(
     let mut area = DVec3::ZERO;
     let mut area_moment = DVec3::ZERO;
     for f in 0..poly.faces().len() {
+        // A face with no corner on or below the plane has no part in the overlap (nothing
+        // of it is kept and no edge of it crosses): most faces of a grain resting on a wall.
+        if poly.face_vertices(f).all(|v| height[v as usize] > 0.0) {
+            continue;
+        }
         clipped.clear();
         // Each edge (i, j) of the face in turn, the last one closing the loop.
         let mut corners = poly.face_vertices(f);
