@@ -1,6 +1,6 @@
 //! Distributed runs under `mpirun` (built with the feature `mpi`; `.ci/run` installs Open
-//! MPI and runs these): a hopper that pours and discharges grains and a vibrating box, run
-//! on 1, 2 and 3 processes, give the summary, time series, frames and final state of the
+//! MPI and runs these): a hopper that pours and discharges grains, a vibrating box and a
+//! chute periodic along and across its flow, run on 1, 2 and 3 processes, give the summary, time series, frames and final state of the
 //! single-process run to the bit; a 2-process run killed mid-way resumes on 3 processes and
 //! on a plain single process with the same bits; commands that cannot run distributed are
 //! refused by every process without hanging.
@@ -191,13 +191,45 @@ fn one_two_and_three_processes_give_the_single_process_run() {
         "outputs.frame_interval=0.03",
         "grains[1].count=150",
     ];
+    // A chute periodic along and across the flow: pairs met across the periodic faces and
+    // grains wrapping through them, split between processes.
+    let chute = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/chute_flow.ron");
+    let chute_sets = [
+        "grains[0].count=150",
+        "periodic.x=(0.0, 0.05)",
+        "periodic.y=(0.0, 0.04)",
+        "walls[0].shape.max=(0.05, 0.04, 0.0)",
+        "grains[0].placement.max=(0.047, 0.037, 0.4)",
+        "incline_deg=36",
+        "force_model.coefficients.stiffness=2e5",
+        "time.dt=5e-5",
+        "time.end=0.12",
+        "time.checkpoint_interval=0.06",
+        "measurements[0].window=(0.06, 0.12)",
+        "outputs.frame_interval=0.06",
+        "outputs.plots=false",
+    ];
     for (name, file, sets) in [
         ("hopper", hopper.as_path(), &[][..]),
         ("box", boxed.as_path(), &box_sets[..]),
+        ("chute", chute.as_path(), &chute_sets[..]),
     ] {
         let single = dir.join(format!("{name}-single"));
         single_run(file, &single, sets);
         let poured = checkpoint::read(&single.join("checkpoint.bin")).unwrap();
+        if name == "chute" {
+            let wrapped = poured
+                .world
+                .grains
+                .iter()
+                .flatten()
+                .filter(|g| g.image != [0; 3])
+                .count();
+            assert!(
+                wrapped > 10,
+                "grains crossed the periodic faces ({wrapped})"
+            );
+        }
         if name == "hopper" {
             assert_eq!(poured.state.poured[1], 20, "every grain was poured");
             let removed = poured.world.grains.iter().filter(|g| g.is_none()).count();
