@@ -227,10 +227,16 @@ fn a_bed_at_rest_on_a_steepening_incline_starts_to_flow_past_where_it_stopped() 
 fn periodic_axes_and_inclines_that_cannot_work_are_refused() {
     let errors = |overrides: &[&str]| -> Vec<String> {
         let (file, scenario) = chute(overrides);
-        validate(&scenario, &file)
+        let messages: Vec<String> = validate(&scenario, &file)
             .iter()
             .map(ToString::to_string)
-            .collect()
+            .collect();
+        // A string continued on the next source line without its backslash keeps the
+        // indentation as a run of spaces inside the message.
+        for m in &messages {
+            assert!(!m.contains("  "), "{overrides:?}: a run of spaces in {m:?}");
+        }
+        messages
     };
     let has = |overrides: &[&str], field: &str, words: &str| {
         let e = errors(overrides);

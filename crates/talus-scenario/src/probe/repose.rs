@@ -198,9 +198,16 @@ impl Repose {
     pub fn warnings(&self) -> Vec<String> {
         if self.faces.is_empty() {
             return vec![match self.flanks {
-                Flanks::One => "angle of repose: the pile's surface could not be fitted at the                                 end (no run of bins with grains across the fitted heights): the                                 grains may have left the measured range, or range and bins do                                 not match the pile"
+                Flanks::One => "angle of repose: the pile's surface could not be fitted at the \
+                end (no run of bins with grains across the fitted heights): the \
+                grains may have left the measured range, or range and bins do \
+                not match the pile"
                     .into(),
-                Flanks::Both => "angle of repose: the heap's two faces could not both be                                  fitted at the end (each needs a run of bins with grains across                                  the fitted heights on its side of the highest bin): the apex                                  may lie at an end of the range, or range and bins do not match                                  the heap"
+                Flanks::Both => "angle of repose: the heap's two faces could not both be \
+                fitted at the end (each needs a run of bins with grains across \
+                the fitted heights on its side of the highest bin): the apex \
+                may lie at an end of the range, or range and bins do not match \
+                the heap"
                     .into(),
             }];
         }
@@ -209,11 +216,14 @@ impl Repose {
             let a = f.angle_deg;
             if !(a > 0.0 && a < 90.0) {
                 out.push(format!(
-                    "angle of repose: the fitted surface does not fall away from the pile's top                      ({a:.1}°); the direction points from the pile's back (or its apex) to its toe"
+                    "angle of repose: the fitted surface does not fall away from the pile's top \
+                    ({a:.1}°); the direction points from the pile's back (or its apex) to its toe"
                 ));
             } else if f.points < MIN_FIT_POINTS {
                 out.push(format!(
-                    "angle of repose: fitted on only {} points of the surface (at least                      {MIN_FIT_POINTS} make a slope worth reporting): use more bins or a larger                      pile",
+                    "angle of repose: fitted on only {} points of the surface (at least \
+                    {MIN_FIT_POINTS} make a slope worth reporting): use more bins or a larger \
+                    pile",
                     f.points
                 ));
             }
@@ -310,5 +320,37 @@ mod tests {
             .filter(|p| p.0 <= 0.01)
             .collect();
         assert!(fit_faces(&cut, 0.0, DEFAULT_FIT, Flanks::Both).is_empty());
+    }
+
+    #[test]
+    fn warnings_read_as_single_spaced_sentences() {
+        let probe = |flanks: Flanks, faces: Vec<FaceFit>| Repose {
+            direction: DVec3::X,
+            floor: 0.0,
+            range: (-0.1, 0.1),
+            bins: DEFAULT_BINS,
+            fit: DEFAULT_FIT,
+            flanks,
+            profile: Vec::new(),
+            faces,
+        };
+        let face = |angle_deg: f64, points: usize| FaceFit {
+            angle_deg,
+            angle_error_deg: 0.5,
+            ends: ((0.0, 0.0), (1.0, 1.0)),
+            points,
+        };
+        let mut all = Vec::new();
+        for flanks in [Flanks::One, Flanks::Both] {
+            all.extend(probe(flanks, Vec::new()).warnings());
+        }
+        all.extend(probe(Flanks::One, vec![face(-5.0, 10)]).warnings());
+        all.extend(probe(Flanks::One, vec![face(30.0, 2)]).warnings());
+        assert_eq!(all.len(), 4, "{all:?}");
+        for w in &all {
+            // A string continued on the next source line without its backslash keeps the
+            // indentation as a run of spaces inside the message.
+            assert!(!w.contains("  "), "a run of spaces in {w:?}");
+        }
     }
 }
