@@ -136,6 +136,17 @@ fn grains_flow_down_the_periodic_chute_in_a_bagnold_like_profile() {
         high > 2.0 * low.max(0.0) && high > 0.0,
         "{low} m/s low, {high} m/s high"
     );
+    // The page of the run shows the fit with its uncertainties and links the profile.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("href=\"chute_profile.csv\""));
+    for key in ["bagnold.amplitude_A", "bagnold.slip_velocity_m_s"] {
+        let row = html
+            .split("<tr>")
+            .find(|row| row.contains(&format!("<td>{key}</td>")))
+            .unwrap_or_else(|| panic!("no row of {key}"));
+        assert!(row.contains(" ± "), "{row}");
+    }
+    assert!(html.contains("<td>bagnold.r_squared</td>"));
     let _ = std::fs::remove_dir_all(out);
 }
 
