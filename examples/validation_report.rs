@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use talus::scenario::analysis::chute::{ChuteRun, h_stop_brackets, pouliquen_beta};
 use talus::scenario::analysis::{BeverlooFit, fit_beverloo};
 use talus::scenario::load::parse;
+use talus::scenario::number::plus_minus;
 use talus::scenario::output::plot::{Plot, Series, SeriesStyle, render_png};
 use talus::scenario::sweep::dir::MEANS_FILE;
 use talus::scenario::sweep::plan::Plan;
@@ -339,19 +340,25 @@ fn hopper(study: &Study, docs: &Path, out: &mut String, fixed_n: f64, slot_lengt
     );
     let _ = writeln!(
         out,
-        "| fit | n | k | C | rms of ln W |\n|---|---|---|---|---|"
+        "Each constant with its standard error from the fit's covariance.\n\n\
+         | fit | n | k | C | rms of ln W |\n|---|---|---|---|---|"
     );
     let lo = points.first().map_or(0.0, |p| p.0);
     let hi = points.last().map_or(1.0, |p| p.0);
     for (label, exponent) in [("n free", None), ("n fixed", Some(fixed_n))] {
         match fit_beverloo(&data, d, exponent) {
             Some(fit) => {
+                // A given exponent has no error: it is shown as given.
+                let n = if exponent.is_some() {
+                    format!("{} (given)", fit.n)
+                } else {
+                    plus_minus(fit.n, fit.n_error)
+                };
                 let _ = writeln!(
                     out,
-                    "| {label} | {:.2} | {:.2} | {:.3} | {:.3} |",
-                    fit.n,
-                    fit.k,
-                    fit.prefactor / scale,
+                    "| {label} | {n} | {} | {} | {:.3} |",
+                    plus_minus(fit.k, fit.k_error),
+                    plus_minus(fit.prefactor / scale, fit.prefactor_error / scale),
                     fit.rms_log_residual
                 );
                 series.push(curve(&fit, d, lo, hi, label));
@@ -378,7 +385,11 @@ fn hopper(study: &Study, docs: &Path, out: &mut String, fixed_n: f64, slot_lengt
 
 fn curve(fit: &BeverlooFit, d: f64, lo: f64, hi: f64, label: &str) -> Series {
     Series {
-        label: format!("Beverloo, {label}: n = {:.2}, k = {:.2}", fit.n, fit.k),
+        label: format!(
+            "Beverloo, {label}: n = {}, k = {}",
+            plus_minus(fit.n, fit.n_error),
+            plus_minus(fit.k, fit.k_error)
+        ),
         points: (0..=50)
             .map(|i| {
                 let x = lo + (hi - lo) * f64::from(i) / 50.0;

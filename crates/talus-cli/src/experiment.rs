@@ -280,7 +280,8 @@ fn agreed<T>(process: &Process, result: Result<T, String>) -> Result<T, String> 
     let all = process.all_ok(result.is_ok());
     match result {
         Ok(_) if !all => Err(
-            "another process of the run failed to set it up (its error is above, or in the              launcher's output)"
+            "another process of the run failed to set it up (its error is above, or in the \
+            launcher's output)"
                 .into(),
         ),
         other => other,

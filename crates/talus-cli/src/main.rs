@@ -77,7 +77,8 @@ fn main() -> ExitCode {
         Command::Run(args) => experiment::run_file(&args, &process),
         Command::Resume(args) => experiment::resume_dir(&args, &process),
         _ if process.is_distributed() => Err(
-            "only `talus run` and `talus resume` run on several processes; start this command              without mpirun"
+            "only `talus run` and `talus resume` run on several processes; start this command \
+            without mpirun"
                 .to_string(),
         ),
         Command::Shape(args) => shape::run(&args).map(|()| ExitCode::SUCCESS),

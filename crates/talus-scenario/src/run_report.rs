@@ -3,9 +3,11 @@
 //! In this order: the scenario's name; the parameters that make the run what it is (grain
 //! populations, time step and end, integrator, force model and coefficients, seed); the
 //! status with its warnings or error; the answers (every scalar of the summary, a value
-//! beside its uncertainty as `value ± uncertainty`); every plot; how long each stage of the
-//! step took; links to the run's other files. The page is built from the summary as
-//! written, so the two never disagree.
+//! beside its uncertainty as `value ± uncertainty`, and the scalars of a group of answers
+//! such as the chute's `bagnold` fit as `bagnold.amplitude_A`); every plot; how long each
+//! stage of the step took; links to the run's other files, the tables its measurements
+//! wrote among them. The page is built from the summary as written, so the two never
+//! disagree.
 
 use std::path::Path;
 
@@ -15,7 +17,10 @@ use crate::error::ScenarioError;
 use crate::number::{plus_minus, short};
 use crate::output::atomic::write_atomic;
 use crate::output::report::{Cell, Figure, ReportPage};
-use crate::output::run_dir::{PVD_FILE, REPORT_FILE, SCENARIO_FILE, SUMMARY_FILE};
+use crate::output::run_dir::{
+    CHUTE_PROFILE_FILE, PVD_FILE, REPORT_FILE, SCENARIO_FILE, STROBE_FILE, SUMMARY_FILE,
+};
+use crate::probe::Probe;
 use crate::run::{Runner, TIMESERIES_FILE, io_error};
 use crate::schema::Scenario;
 
@@ -49,14 +54,29 @@ pub fn write_report(
 ) -> Result<(), ScenarioError> {
     let frames = !runner.state.frames.is_empty();
     let dir = runner.out_dir().to_path_buf();
-    let html = run_report(&runner.exp.scenario, summary, &dir, figures, frames)
-        .map_err(|source| io_error(&dir, source))?;
+    let tables: Vec<String> = runner
+        .state
+        .probes
+        .iter()
+        .flat_map(Probe::tables)
+        .map(|(stem, _)| format!("{stem}.csv"))
+        .collect();
+    let html = run_report(
+        &runner.exp.scenario,
+        summary,
+        &dir,
+        figures,
+        frames,
+        &tables,
+    )
+    .map_err(|source| io_error(&dir, source))?;
     let path = runner.claim(REPORT_FILE)?;
     write_atomic(&path, html.as_bytes()).map_err(|source| io_error(&path, source))
 }
 
 /// The page of the run of `scenario` whose summary is `summary`, with the plots `figures`
-/// (their files under `dir`), linking `frames.pvd` when the run wrote `frames`.
+/// (their files under `dir`), linking `frames.pvd` when the run wrote `frames`, and each
+/// of the measurements' `tables` (CSV files, relative to `dir`) that is in `dir`.
 ///
 /// # Errors
 /// The error of reading a plot.
@@ -66,6 +86,7 @@ pub fn run_report(
     dir: &Path,
     figures: &[Figure],
     frames: bool,
+    tables: &[String],
 ) -> std::io::Result<String> {
     let empty = Map::new();
     let entries = summary.as_object().unwrap_or(&empty);
@@ -113,6 +134,11 @@ pub fn run_report(
         link(SUMMARY_FILE, "the answers for programs"),
         link(SCENARIO_FILE, "the scenario as run"),
     ];
+    // A table the run was to write but did not (it failed before, or the disk was full)
+    // would be a dead link.
+    for table in tables.iter().filter(|t| dir.join(t).is_file()) {
+        links.push(link(table, table_description(table)));
+    }
     if frames {
         links.push(link(PVD_FILE, "the frames, for ParaView"));
     }
@@ -122,6 +148,15 @@ pub fn run_report(
 
 fn link(file: &str, what: &str) -> (String, String) {
     (file.to_string(), format!("{file} — {what}"))
+}
+
+/// What a measurement's table holds, for its link.
+fn table_description(file: &str) -> &'static str {
+    match file {
+        STROBE_FILE => "the stroboscopic samples, one row per cycle of the drive",
+        CHUTE_PROFILE_FILE => "the mean profiles across the depth, one row per layer",
+        _ => "a table of the measurement",
+    }
 }
 
 /// The key parameters of `scenario`: time stepping and seed, the grains, the materials and
@@ -259,44 +294,64 @@ fn is_scalar(value: &Value) -> bool {
     }
 }
 
-/// The answers, one row each, in the summary's (alphabetical) order: every scalar entry that is neither
-/// status nor timing; an entry with an uncertainty shows it after `±`, and the uncertainty
-/// has no row of its own.
+/// The answers, one row each, in the summary's (alphabetical) order: every scalar entry that
+/// is neither status nor timing, and every scalar inside an entry that groups answers (an
+/// object, such as the chute's `bagnold` fit), named `group.key`; an entry with an
+/// uncertainty shows it after `±`, and the uncertainty has no row of its own. Groups inside
+/// groups are left out: the page shows one level, `summary.json` has them all.
 fn answer_rows(entries: &Map<String, Value>) -> Vec<Vec<Cell>> {
-    let mut errors: Map<String, Value> = Map::new();
+    let mut rows = Vec::new();
     for (key, value) in entries {
-        if let Some(base) = uncertainty_of(key, entries)
-            && is_scalar(value)
-            && !value.is_array()
+        if STATUS_KEYS.contains(&key.as_str())
+            || TIMING_KEYS.contains(&key.as_str())
+            || key.as_str() == "warnings"
         {
-            errors.insert(base.to_string(), value.clone());
+            continue;
+        }
+        match value {
+            Value::Object(group) => rows.extend(scalar_rows(group, &format!("{key}."))),
+            _ => rows.extend(scalar_row(key, value, entries, "")),
         }
     }
+    rows
+}
+
+/// The rows of the scalar entries of `entries`, their names after `prefix`.
+fn scalar_rows(entries: &Map<String, Value>, prefix: &str) -> Vec<Vec<Cell>> {
     entries
         .iter()
-        .filter(|(k, v)| {
-            !STATUS_KEYS.contains(&k.as_str())
-                && !TIMING_KEYS.contains(&k.as_str())
-                && k.as_str() != "warnings"
-                && is_scalar(v)
-                // An uncertainty is shown beside its value, not on a row of its own.
-                && (v.is_array() || uncertainty_of(k, entries).is_none())
-        })
-        .map(|(k, v)| {
-            let shown = match (v.as_f64(), errors.get(k)) {
-                (Some(x), Some(e)) if !v.is_u64() && !v.is_i64() => {
-                    plus_minus(x, e.as_f64().unwrap_or(f64::NAN))
-                }
-                _ => text(v),
-            };
-            let cell = if v.is_number() || v.is_null() {
-                Cell::number(shown)
-            } else {
-                Cell::text(shown)
-            };
-            vec![Cell::text(k), cell]
-        })
+        .filter_map(|(k, v)| scalar_row(k, v, entries, prefix))
         .collect()
+}
+
+/// The row of the entry `key` = `value` of `entries` (with its uncertainty, from the same
+/// entries), named `prefix` + `key`; `None` for an entry that is not a scalar, or that is
+/// the uncertainty of another.
+fn scalar_row(
+    key: &str,
+    value: &Value,
+    entries: &Map<String, Value>,
+    prefix: &str,
+) -> Option<Vec<Cell>> {
+    // An uncertainty is shown beside its value, not on a row of its own.
+    if !is_scalar(value) || (!value.is_array() && uncertainty_of(key, entries).is_some()) {
+        return None;
+    }
+    let error = entries
+        .iter()
+        .find(|(k, e)| is_scalar(e) && !e.is_array() && uncertainty_of(k, entries) == Some(key));
+    let shown = match (value.as_f64(), error) {
+        (Some(x), Some((_, e))) if !value.is_u64() && !value.is_i64() => {
+            plus_minus(x, e.as_f64().unwrap_or(f64::NAN))
+        }
+        _ => text(value),
+    };
+    let cell = if value.is_number() || value.is_null() {
+        Cell::number(shown)
+    } else {
+        Cell::text(shown)
+    };
+    Some(vec![Cell::text(format!("{prefix}{key}")), cell])
 }
 
 /// A scalar of the summary as text: whole numbers in full, others to six significant
@@ -440,5 +495,64 @@ mod tests {
         rows.sort();
         expected.sort();
         assert_eq!(rows, expected);
+    }
+
+    /// The chute's summary in part: a group of answers (the Bagnold fit), with uncertainties
+    /// inside it, a group inside the group, and timings.
+    const CHUTE: &str = r#"{"status":"finished","flow_depth_m":0.0412,"flow_state":"steady",
+        "stage_seconds":{"narrow":1.0},
+        "bagnold":{"profile":"v(z) = v_s + A (h^1.5 - (h - z)^1.5)","amplitude_A":118.123,
+            "amplitude_A_err":3.456,"slip_velocity_m_s":0.0213,"slip_velocity_err_m_s":0.0041,
+            "r_squared":0.987654,"inertial_number":null,
+            "linear_fit":{"slope":12.0,"slope_error":0.5}}}"#;
+
+    #[test]
+    fn groups_of_answers_show_their_scalars_with_their_errors() {
+        let mut rows = shown(CHUTE);
+        rows.sort();
+        let mut expected: Vec<(String, String)> = [
+            ("flow_depth_m", "0.0412"),
+            ("flow_state", "steady"),
+            // 3.456 to two digits is 3.5, one decimal: the value to the same place.
+            ("bagnold.amplitude_A", "118.1 ± 3.5"),
+            ("bagnold.slip_velocity_m_s", "0.0213 ± 0.0041"),
+            ("bagnold.r_squared", "0.987654"),
+            ("bagnold.inertial_number", "—"),
+            ("bagnold.profile", "v(z) = v_s + A (h^1.5 - (h - z)^1.5)"),
+        ]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+        expected.sort();
+        // Neither the errors on rows of their own, nor the group inside the group, nor the
+        // timings.
+        assert_eq!(rows, expected);
+    }
+
+    #[test]
+    fn the_page_links_the_tables_the_run_wrote_and_shows_grouped_answers() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/chute_flow.ron");
+        let scenario = crate::load::read(&file).unwrap();
+        let dir =
+            std::env::temp_dir().join(format!("talus-run-report-tables-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(CHUTE_PROFILE_FILE), "z,velocity\n0.001,0.1\n").unwrap();
+        let summary: Value = serde_json::from_str(CHUTE).unwrap();
+        let tables = [STROBE_FILE.to_string(), CHUTE_PROFILE_FILE.to_string()];
+        let html = run_report(&scenario, &summary, &dir, &[], false, &tables).unwrap();
+        // The profile is there and linked; the stroboscopic table was not written, so no
+        // link leads nowhere.
+        assert!(html.contains("href=\"chute_profile.csv\""), "{html}");
+        assert!(!html.contains("href=\"stroboscopic.csv\""), "{html}");
+        assert!(!html.contains("href=\"frames.pvd\""));
+        std::fs::write(dir.join(STROBE_FILE), "cycle,time\n1,0.1\n").unwrap();
+        let html = run_report(&scenario, &summary, &dir, &[], true, &tables).unwrap();
+        for link in ["stroboscopic.csv", "chute_profile.csv", "frames.pvd"] {
+            assert!(html.contains(&format!("href=\"{link}\"")), "{link}");
+        }
+        assert!(html.contains("<td>bagnold.amplitude_A</td><td class=\"num\">118.1 ± 3.5</td>"));
+        assert!(html.contains("<td>bagnold.slip_velocity_m_s</td>"));
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

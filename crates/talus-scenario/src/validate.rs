@@ -684,7 +684,8 @@ impl Checker {
                         short(upper - lower),
                         short(largest)
                     ),
-                    "a period more than twice the largest grain's diameter with the margin                      (a grain must not meet two images of another)",
+                    "a period more than twice the largest grain's diameter with the margin \
+                    (a grain must not meet two images of another)",
                 );
             }
         }

@@ -134,6 +134,10 @@ fn intruder_rises_in_a_bed_shaken_at_gamma_three() {
     let rise = number(&summary, "intruder_rise");
     assert!(rise > 0.5, "the intruder rose by {rise} diameters");
     assert!(number(&summary, "mean_granular_temperature") > 0.0);
+    // The page of the run links the stroboscopic samples written beside the time series.
+    assert!(out.join("stroboscopic.csv").is_file());
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("href=\"stroboscopic.csv\""));
     let _ = std::fs::remove_dir_all(out);
 }
 

@@ -10,6 +10,11 @@
 //! discharge rates over several widths span an order of magnitude, and relative errors are
 //! what the seeds' spread gives.
 //!
+//! The standard errors of the fitted constants come from the covariance of the least-squares
+//! fit linearised at its minimum, `s² (JᵀJ)⁻¹`: J the derivatives of the model
+//! ln W = ln A + n ln(D − k d) by (ln A, n, k) at each point, s² the residual variance with
+//! the degrees of freedom left after the fitted constants.
+//!
 //! References: W. A. Beverloo, H. A. Leniger, J. van de Velde, Chem. Eng. Sci. 15 (1961)
 //! 260–269; R. M. Nedderman, *Statics and Kinematics of Granular Materials* (1992), ch. 10.
 
@@ -25,6 +30,12 @@ pub struct BeverlooFit {
     pub k: f64,
     /// The exponent n (fitted or as given).
     pub n: f64,
+    /// Standard error of the prefactor A (same units).
+    pub prefactor_error: f64,
+    /// Standard error of k.
+    pub k_error: f64,
+    /// Standard error of n; 0 when n was given rather than fitted.
+    pub n_error: f64,
     /// Root-mean-square residual of ln W.
     pub rms_log_residual: f64,
     /// Points fitted.
@@ -96,6 +107,10 @@ pub fn fit_beverloo(
             prefactor: ln_a.exp(),
             k,
             n,
+            // Only the chosen fit needs them (see `with_errors`).
+            prefactor_error: f64::NAN,
+            k_error: f64::NAN,
+            n_error: f64::NAN,
             rms_log_residual: rms,
             points: logs.len(),
         })
@@ -128,10 +143,88 @@ pub fn fit_beverloo(
         }
     }
     let refined = trial(0.5 * (lo + hi));
-    Some(match refined {
+    let best = match refined {
         Some(f) if f.rms_log_residual <= coarse.rms_log_residual => f,
         _ => coarse,
-    })
+    };
+    Some(with_errors(best, &data, grain_diameter, exponent.is_none()))
+}
+
+/// `fit` with the standard errors of its constants: s² (JᵀJ)⁻¹ with J the derivatives of
+/// ln A + n ln(D − k d) by ln A, n (when `free_n`) and k at the points `data`, and
+/// s² = Σ residual² / (points − constants). The error of A is A times that of ln A. NaN
+/// where the matrix is singular.
+fn with_errors(fit: BeverlooFit, data: &[(f64, f64)], d: f64, free_n: bool) -> BeverlooFit {
+    let rows: Vec<Vec<f64>> = data
+        .iter()
+        .map(|&(w, _)| {
+            let x = w - fit.k * d;
+            let mut row = vec![1.0];
+            if free_n {
+                row.push(x.ln());
+            }
+            row.push(-fit.n * d / x);
+            row
+        })
+        .collect();
+    let p = rows[0].len();
+    let dof = data.len().saturating_sub(p);
+    let residuals = fit.rms_log_residual.powi(2) * data.len() as f64;
+    let variance = residuals / dof as f64;
+    let mut normal = vec![vec![0.0; p]; p];
+    for row in &rows {
+        for i in 0..p {
+            for j in 0..p {
+                normal[i][j] += row[i] * row[j];
+            }
+        }
+    }
+    let error = |i: usize, inverse: &Option<Vec<Vec<f64>>>| {
+        inverse
+            .as_ref()
+            .map_or(f64::NAN, |m| (variance * m[i][i]).max(0.0).sqrt())
+    };
+    let inverse = invert(normal);
+    BeverlooFit {
+        prefactor_error: fit.prefactor * error(0, &inverse),
+        n_error: if free_n { error(1, &inverse) } else { 0.0 },
+        k_error: error(p - 1, &inverse),
+        ..fit
+    }
+}
+
+/// The inverse of the square matrix `m` by Gauss–Jordan elimination with partial pivoting;
+/// `None` when a pivot vanishes against the matrix's scale (singular to rounding).
+fn invert(mut m: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
+    let n = m.len();
+    let scale = m.iter().flatten().fold(0.0_f64, |a, v| a.max(v.abs()));
+    let mut inverse: Vec<Vec<f64>> = (0..n)
+        .map(|i| (0..n).map(|j| f64::from(u8::from(i == j))).collect())
+        .collect();
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))?;
+        // Written to refuse a NaN pivot too.
+        if m[pivot][col].abs().partial_cmp(&(1e-14 * scale)) != Some(std::cmp::Ordering::Greater) {
+            return None;
+        }
+        m.swap(col, pivot);
+        inverse.swap(col, pivot);
+        let p = m[col][col];
+        for j in 0..n {
+            m[col][j] /= p;
+            inverse[col][j] /= p;
+        }
+        for row in 0..n {
+            if row != col {
+                let factor = m[row][col];
+                for j in 0..n {
+                    m[row][j] -= factor * m[col][j];
+                    inverse[row][j] -= factor * inverse[col][j];
+                }
+            }
+        }
+    }
+    Some(inverse)
 }
 
 #[cfg(test)]
@@ -158,6 +251,78 @@ mod tests {
             let fixed = fit_beverloo(&law(3.0, k, n, d, &widths), d, Some(n)).unwrap();
             assert!((fixed.k - k).abs() < 1e-6, "fixed n: k {} vs {k}", fixed.k);
             assert!((fit.rate(0.05, d) / (3.0 * (0.05 - k * d).powf(n)) - 1.0).abs() < 1e-3);
+        }
+    }
+
+    /// A standard normal draw (Box–Muller).
+    fn gaussian(rng: &mut rand_chacha::ChaCha8Rng) -> f64 {
+        use rand::Rng;
+        let (u, v): (f64, f64) = (1.0 - rng.random::<f64>(), rng.random());
+        (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+    }
+
+    /// Mean and sample standard deviation.
+    fn mean_sd(values: &[f64]) -> (f64, f64) {
+        let n = values.len() as f64;
+        let mean = values.iter().sum::<f64>() / n;
+        let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, var.sqrt())
+    }
+
+    #[test]
+    fn reported_errors_match_the_spread_of_fits_over_noise_draws() {
+        // Rates W = A (D − k d)^n over nine widths, each with a relative noise of 3 % (a
+        // normal error of ln W), fitted again and again: the standard error one fit reports
+        // is the spread the constants show over the draws.
+        use rand::SeedableRng;
+        let (a, k, n, d, sigma) = (3.0, 1.5, 1.5, 0.008, 0.03);
+        let widths: Vec<f64> = (0..9).map(|i| 0.03 + 0.01 * f64::from(i)).collect();
+        let exact = law(a, k, n, d, &widths);
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+        for exponent in [None, Some(n)] {
+            let mut fits = Vec::new();
+            for _ in 0..400 {
+                let noisy: Vec<(f64, f64)> = exact
+                    .iter()
+                    .map(|&(w, q)| (w, q * (sigma * gaussian(&mut rng)).exp()))
+                    .collect();
+                fits.push(fit_beverloo(&noisy, d, exponent).unwrap());
+            }
+            let spread_and_reported = |value: fn(&BeverlooFit) -> f64,
+                                       error: fn(&BeverlooFit) -> f64,
+                                       truth: f64| {
+                let values: Vec<f64> = fits.iter().map(value).collect();
+                let (mean, spread) = mean_sd(&values);
+                // The root-mean-square of the reported errors: the typical one.
+                let reported =
+                    (fits.iter().map(|f| error(f).powi(2)).sum::<f64>() / fits.len() as f64).sqrt();
+                // Unbiased to within a fraction of the spread.
+                assert!(
+                    (mean - truth).abs() < 0.5 * spread,
+                    "{exponent:?}: mean {mean} vs {truth}, spread {spread}"
+                );
+                (spread, reported)
+            };
+            let mut checks = vec![
+                (
+                    "A",
+                    spread_and_reported(|f| f.prefactor, |f| f.prefactor_error, a),
+                ),
+                ("k", spread_and_reported(|f| f.k, |f| f.k_error, k)),
+            ];
+            if exponent.is_none() {
+                checks.push(("n", spread_and_reported(|f| f.n, |f| f.n_error, n)));
+            } else {
+                assert!(fits.iter().all(|f| f.n == n && f.n_error == 0.0));
+            }
+            for (name, (spread, reported)) in checks {
+                assert!(spread > 0.0 && reported.is_finite());
+                let ratio = reported / spread;
+                assert!(
+                    (0.5..2.0).contains(&ratio),
+                    "{exponent:?}: {name} reported ± {reported}, spread {spread}"
+                );
+            }
         }
     }
 

@@ -11,7 +11,11 @@ use std::sync::OnceLock;
 
 use plotters::backend::{BitMapBackend, RGBPixel};
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::combinators::LogCoord;
+use plotters::coord::ranged1d::{
+    AsRangedCoord, DefaultFormatting, KeyPointHint, Ranged, ValueFormatter,
+};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 
@@ -162,14 +166,27 @@ pub fn render_png_bytes(plot: &Plot) -> Result<Vec<u8>, PlotError> {
             TickFormat::of(&x_range, log_x),
             TickFormat::of(&y_range, log_y),
         );
+        // Ticks and grid where the formats put them: plotters leaves out every tick below
+        // 2.2e-16 on a log axis and places those of a linear one off round numbers there.
+        let (x_ticks, y_ticks) = (&ticks.0, &ticks.1);
+        type Linear = Axis<RangedCoordf64>;
+        type Log = Axis<LogCoord<f64>>;
         match (log_x, log_y) {
-            (false, false) => draw(&root, plot, &series, x_range, y_range, legend, ticks)?,
+            (false, false) => draw(
+                &root,
+                plot,
+                &series,
+                Linear::new(x_range, x_ticks),
+                Linear::new(y_range, y_ticks),
+                legend,
+                ticks,
+            )?,
             (false, true) => draw(
                 &root,
                 plot,
                 &series,
-                x_range,
-                y_range.log_scale(),
+                Linear::new(x_range, x_ticks),
+                Log::new(y_range.log_scale(), y_ticks),
                 legend,
                 ticks,
             )?,
@@ -177,8 +194,8 @@ pub fn render_png_bytes(plot: &Plot) -> Result<Vec<u8>, PlotError> {
                 &root,
                 plot,
                 &series,
-                x_range.log_scale(),
-                y_range,
+                Log::new(x_range.log_scale(), x_ticks),
+                Linear::new(y_range, y_ticks),
                 legend,
                 ticks,
             )?,
@@ -186,8 +203,8 @@ pub fn render_png_bytes(plot: &Plot) -> Result<Vec<u8>, PlotError> {
                 &root,
                 plot,
                 &series,
-                x_range.log_scale(),
-                y_range.log_scale(),
+                Log::new(x_range.log_scale(), x_ticks),
+                Log::new(y_range.log_scale(), y_ticks),
                 legend,
                 ticks,
             )?,
@@ -202,6 +219,53 @@ pub fn render_png_bytes(plot: &Plot) -> Result<Vec<u8>, PlotError> {
     writer.write_image_data(&rgb)?;
     writer.finish()?;
     Ok(png)
+}
+
+/// An axis (linear or log, `inner` maps its values to pixels) whose ticks and grid lines
+/// are where its [`TickFormat`] puts them.
+struct Axis<R> {
+    /// The mapping of values to pixels.
+    inner: R,
+    /// The values of the labelled ticks.
+    ticks: Vec<f64>,
+    /// The values of the light grid lines.
+    light: Vec<f64>,
+}
+
+impl<R: Ranged<ValueType = f64>> Axis<R> {
+    fn new(inner: impl Into<R>, format: &TickFormat) -> Self {
+        Axis {
+            inner: inner.into(),
+            ticks: format.ticks(),
+            light: format.light_lines(),
+        }
+    }
+}
+
+impl<R: Ranged<ValueType = f64>> Ranged for Axis<R> {
+    // The labels are written by `TickFormat::label`; the default is never used.
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn range(&self) -> Range<f64> {
+        self.inner.range()
+    }
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.light.clone()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn axis_pixel_range(&self, limit: (i32, i32)) -> Range<i32> {
+        self.inner.axis_pixel_range(limit)
+    }
 }
 
 /// Registers the embedded font with plotters once per process.
@@ -249,7 +313,13 @@ fn padded_range(values: impl Iterator<Item = f64>, log: bool) -> Range<f64> {
     if log {
         let b = hi.log10().clamp(-LOG_LIMIT, LOG_LIMIT);
         let a = lo.log10().clamp(-LOG_LIMIT, LOG_LIMIT).max(b - MAX_DECADES);
-        let pad = if b > a { 0.05 * (b - a) } else { 0.5 };
+        // Values a billionth apart are equal, as on a linear axis: ticks closer than that
+        // are as far apart as the rounding of the values they stand for.
+        let pad = if (b - a) * std::f64::consts::LN_10 > 1e-9 {
+            0.05 * (b - a)
+        } else {
+            0.5
+        };
         let end_limit = LOG_LIMIT + 7.0; // the margin stays below f64::MAX and above subnormals
         return 10f64.powf((a - pad).max(-end_limit))..10f64.powf((b + pad).min(end_limit));
     }
@@ -272,28 +342,261 @@ fn padded_range(values: impl Iterator<Item = f64>, log: bool) -> Range<f64> {
     lo - pad..hi + pad
 }
 
-/// How the tick labels of an axis are written: plain decimals from 0.001 to 99 999, powers
-/// of ten as `2.5e-5` beyond, with as many digits as the spacing of the ticks needs (at most
-/// four significant ones): never the 13 digits of a rounding error, and short enough (at
-/// most 8 characters on any axis of sensible range) not to run into the axis title.
+/// Where the ticks of an axis go and how they are labelled: never longer than
+/// [`MAX_TICK_LABEL`] characters, so that they never run into the axis title, and
+/// neighbouring ticks always told apart.
+///
+/// The ticks are placed here rather than by plotters, which leaves out every tick below
+/// 2.2e-16 on a log axis and places those of a linear axis off round numbers there. A log
+/// axis has its ticks at powers of ten (and 2 to 9 times them, or 2 and 5 times them, where
+/// the axis has room), written `5e-7`, `0.02`, `300`; one too narrow for two of them is
+/// treated as linear. A linear axis has its ticks at the multiples of a round spacing (1, 2
+/// or 5 times a power of ten, at most [`TICKS`] of them), each written exactly to the
+/// decimal place of the spacing: plain decimals from 0.001 to 99 999, powers of ten as
+/// `2.5e-5` beyond, never the 13 digits of a rounding error. An axis so narrow for its
+/// magnitude that some tick would need more characters (`-12.000001`, `-1.25e-300`) is
+/// written as a small whole number of units from a round offset instead,
+/// `tick × 1e-6 + 12` (the title says so, see [`TickFormat::axis_note`]): the digits the
+/// ticks share go to the title, once, and the labels keep those that tell them apart.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TickFormat {
-    /// Decimal exponent of the tick spacing (about a tenth of the range); `None` on a log
-    /// axis, whose ticks are 1–9 times powers of ten.
-    step_exponent: Option<i32>,
+    /// The axis, lowest value first.
+    range: (f64, f64),
+    /// The spacing of the ticks, `mantissa` (1, 2 or 5) × 10^`exponent`; `None` on a log
+    /// axis with ticks at 1–9 times powers of ten.
+    step: Option<(i64, i32)>,
+    /// The offset the ticks are counted from when the exact labels would be too long;
+    /// `None` when they are not.
+    offset: Option<Offset>,
 }
 
-/// Range of magnitudes written as plain decimals.
-const PLAIN: Range<f64> = 1e-3..1e5;
+/// An axis written as whole units from an offset: the tick at v reads (v − value) / unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Offset {
+    /// The offset: `mantissa` × 10^`exponent`, a round number near the middle of the axis.
+    mantissa: i64,
+    /// See `mantissa`.
+    exponent: i32,
+}
+
+impl Offset {
+    fn value(self) -> f64 {
+        decimal(self.mantissa, self.exponent)
+    }
+}
+
+/// 10 to the power `e`: exact up to 10²², also where it is subnormal (`powi` takes the
+/// reciprocal of a power that overflows there and gives 0).
+fn pow10(e: i32) -> f64 {
+    if (0..=22).contains(&e) {
+        10f64.powi(e)
+    } else {
+        10f64.powf(f64::from(e))
+    }
+}
+
+/// `units` × 10^`exponent`, by dividing by (or multiplying with) positive powers of ten: the
+/// double nearest the decimal where 10^|exponent| is exact (dividing by 10³ gives the
+/// double nearest 0.001 × units, multiplying by 0.001 may not), and a few roundings off it
+/// elsewhere, even for a unit below the smallest normal double, whose own few digits would
+/// put the result a sizeable part of a unit off.
+fn decimal(units: i64, exponent: i32) -> f64 {
+    let x = units as f64;
+    if exponent >= 0 {
+        let first = exponent.min(300);
+        x * pow10(first) * pow10(exponent - first)
+    } else {
+        let first = (-exponent).min(300);
+        x / pow10(first) / pow10(-exponent - first)
+    }
+}
+
+/// `x` / 10^`exponent` (`x` in units of 10^`exponent`), as [`decimal`] computes its inverse.
+fn in_units(x: f64, exponent: i32) -> f64 {
+    if exponent >= 0 {
+        let first = exponent.min(300);
+        x / pow10(first) / pow10(exponent - first)
+    } else {
+        let first = (-exponent).min(300);
+        x * pow10(first) * pow10(-exponent - first)
+    }
+}
+
+/// Most ticks labelled on an axis.
+pub const TICKS: usize = 11;
+
+/// Lines of the light grid per tick, about.
+const LIGHT_LINES: usize = 10;
+
+/// The longest tick label: longer ones run into the title of a vertical axis.
+pub const MAX_TICK_LABEL: usize = 8;
+
+/// Decimal exponents of the magnitudes written as plain decimals (0.001 to 99 999).
+const PLAIN_EXPONENTS: std::ops::RangeInclusive<i32> = -3..=4;
+
+/// Largest magnitude (in units of the tick spacing) placed and written exactly: beyond it
+/// an `i64` and an `f64` no longer hold every whole number. An axis padded by
+/// [`padded_range`] stays far below it (it spans at least a billionth of its magnitude).
+const MAX_UNITS: f64 = 1e15;
+
+/// The spacing of at most `max` ticks over `lo..hi`: the smallest of 1, 2 and 5 times a
+/// power of ten that puts no more there, as (mantissa, exponent); `None` for an empty or
+/// non-finite range.
+fn tick_step(lo: f64, hi: f64, max: usize) -> Option<(i64, i32)> {
+    let span = hi - lo;
+    if !(span.is_finite() && span > 0.0) {
+        return None;
+    }
+    let count = |(c, e): (i64, i32)| {
+        let (lo, hi) = (in_units(lo, e) / c as f64, in_units(hi, e) / c as f64);
+        hi.floor() - lo.ceil() + 1.0
+    };
+    // Wider than the range: one tick at most.
+    let mut best = (1, span.log10().floor() as i32 + 1);
+    // Each finer spacing is 2 to 2.5 times finer: a few dozen steps reach any count.
+    for _ in 0..100 {
+        let (c, e) = best;
+        let finer = match c {
+            1 => (5, e - 1),
+            5 => (2, e),
+            _ => (1, e),
+        };
+        // Also stops at a spacing that underflows (a count that is not a number).
+        let n = count(finer);
+        if n.is_nan() || n > max as f64 {
+            break;
+        }
+        best = finer;
+    }
+    Some(best)
+}
+
+/// The multiples of `step` (mantissa, exponent) in `lo..=hi`, as (units of 10^exponent,
+/// value); none when they are too many or too large to count exactly.
+fn multiples(lo: f64, hi: f64, (c, e): (i64, i32)) -> Vec<(i64, f64)> {
+    let c_units = c as f64;
+    let (first, last) = (
+        (in_units(lo, e) / c_units).ceil(),
+        (in_units(hi, e) / c_units).floor(),
+    );
+    if !(first.abs() < MAX_UNITS && last.abs() < MAX_UNITS && last - first < 10_000.0) {
+        return Vec::new();
+    }
+    (first as i64..=last as i64)
+        .map(|k| {
+            let units = k * c;
+            (units, decimal(units, e))
+        })
+        .filter(|(_, v)| (lo..=hi).contains(v))
+        .collect()
+}
+
+/// At most `max` ticks of a log axis over `lo..hi`: the finest of 1 to 9, 1, 2 and 5, or 1
+/// times the powers of ten that puts no more there, or every so many powers of ten.
+fn log_ticks(lo: f64, hi: f64, max: usize) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return Vec::new();
+    }
+    let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let times = |digits: &[i64], every: i32| -> Vec<f64> {
+        (first..=last)
+            .filter(|k| k.rem_euclid(every) == 0)
+            .flat_map(|k| digits.iter().map(move |&d| decimal(d, k)))
+            .filter(|v| (lo..=hi).contains(v))
+            .collect()
+    };
+    for digits in [&[1, 2, 3, 4, 5, 6, 7, 8, 9][..], &[1, 2, 5], &[1]] {
+        let ticks = times(digits, 1);
+        if ticks.len() <= max {
+            return ticks;
+        }
+    }
+    // More decades than ticks: every so many.
+    let decades = (last - first + 1) as usize;
+    times(&[1], decades.div_ceil(max).max(1) as i32)
+}
 
 impl TickFormat {
-    /// The format for an axis over `range`.
+    /// The ticks and labels of an axis over `range`.
     #[must_use]
     pub fn of(range: &Range<f64>, log: bool) -> TickFormat {
-        let span = (range.end - range.start).abs();
-        let step_exponent =
-            (!log && span.is_finite() && span > 0.0).then(|| (span / 10.0).log10().floor() as i32);
-        TickFormat { step_exponent }
+        let (lo, hi) = (range.start.min(range.end), range.start.max(range.end));
+        if log && log_ticks(lo, hi, TICKS).len() >= 2 {
+            return TickFormat {
+                range: (lo, hi),
+                step: None,
+                offset: None,
+            };
+        }
+        let step = tick_step(lo, hi, TICKS);
+        let offset = step.and_then(|(c, e)| {
+            let exact = multiples(lo, hi, (c, e))
+                .iter()
+                .all(|&(units, _)| exact_label(units, e).chars().count() <= MAX_TICK_LABEL);
+            (!exact).then(|| {
+                // A round number near the middle, a multiple of ten units: the labels are
+                // then whole numbers of at most two digits and a sign (at most 11 ticks at
+                // most 5 units apart span less than 60 units).
+                let middle = in_units(0.5 * (lo + hi), e + 1);
+                Offset {
+                    mantissa: middle.round().clamp(-MAX_UNITS, MAX_UNITS) as i64,
+                    exponent: e + 1,
+                }
+            })
+        });
+        TickFormat {
+            range: (lo, hi),
+            step,
+            offset,
+        }
+    }
+
+    /// The values of the labelled ticks, in order.
+    #[must_use]
+    pub fn ticks(&self) -> Vec<f64> {
+        let (lo, hi) = self.range;
+        match self.step {
+            Some(step) => multiples(lo, hi, step)
+                .into_iter()
+                .map(|(_, v)| v)
+                .collect(),
+            None => log_ticks(lo, hi, TICKS),
+        }
+    }
+
+    /// The values of the lines of the light grid: about [`LIGHT_LINES`] per tick on a linear
+    /// axis, on the same round multiples; 1 to 9 times the powers of ten on a log one.
+    #[must_use]
+    pub fn light_lines(&self) -> Vec<f64> {
+        let (lo, hi) = self.range;
+        match self.step {
+            Some(_) => tick_step(lo, hi, TICKS * LIGHT_LINES)
+                .map(|step| {
+                    multiples(lo, hi, step)
+                        .into_iter()
+                        .map(|(_, v)| v)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            None => log_ticks(lo, hi, TICKS * LIGHT_LINES),
+        }
+    }
+
+    /// What the title of the axis must add for the labels to be read, when they count units
+    /// from an offset: `tick × 1e-6 + 12` (the value at a tick is its label times 1e-6, plus
+    /// 12); `None` when the labels are the values.
+    #[must_use]
+    pub fn axis_note(&self) -> Option<String> {
+        let ((_, e), offset) = (self.step?, self.offset?);
+        let scale = format!("tick × 1e{e}");
+        Some(match offset.mantissa {
+            0 => scale,
+            m if m < 0 => format!(
+                "{scale} − {}",
+                exact_label(m.saturating_neg(), offset.exponent)
+            ),
+            m => format!("{scale} + {}", exact_label(m, offset.exponent)),
+        })
     }
 
     /// The label of the tick at `v`.
@@ -302,30 +605,39 @@ impl TickFormat {
         if !v.is_finite() {
             return String::new();
         }
-        let magnitude = v.abs();
-        // Ticks of a linear axis are multiples of the step: a value a rounding error off
-        // zero is zero.
-        let zero_below = self.step_exponent.map_or(0.0, |e| 10f64.powi(e - 3));
-        if v == 0.0 || magnitude < zero_below {
-            return "0".into();
-        }
-        let exponent = magnitude.log10().floor() as i32;
-        // Digits after the point of the mantissa (scientific) or of the number (plain).
-        let significant = |digits: i32| digits.clamp(0, 3) as usize;
-        if PLAIN.contains(&magnitude) {
-            let decimals = match self.step_exponent {
-                Some(step) => (-step).clamp(0, 6) as usize,
-                None => significant(2 - exponent).max(significant(-exponent + 1)),
-            };
-            return trim_zeros(format!("{v:.decimals$}"));
-        }
-        let decimals = match self.step_exponent {
-            Some(step) => significant(exponent - step),
-            None => 1,
+        let Some((_, e)) = self.step else {
+            return log_label(v);
         };
+        // Ticks of a linear axis are multiples of the unit: a value a rounding error off
+        // one is that one.
+        match self.offset {
+            Some(offset) => {
+                let units = in_units(v - offset.value(), e).round();
+                format!("{}", units.clamp(-MAX_UNITS, MAX_UNITS) as i64)
+            }
+            None => exact_label(
+                in_units(v, e).round().clamp(-MAX_UNITS, MAX_UNITS) as i64,
+                e,
+            ),
+        }
+    }
+}
+
+/// The label of a tick of a log axis (1 to 9 times a power of ten) or of an axis without a
+/// spacing: plain from 0.001 to 99 999 with up to three decimals, `2.5e-5` beyond.
+fn log_label(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let exponent = v.abs().log10().floor() as i32;
+    if PLAIN_EXPONENTS.contains(&exponent) {
+        let decimals = (2 - exponent).clamp(0, 3) as usize;
+        return trim_zeros(format!("{v:.decimals$}"));
+    }
+    let scientific = |decimals: usize| {
         let mut mantissa = v / 10f64.powi(exponent);
         let mut exponent = exponent;
-        // 9.9999… rounds up to the next power of ten.
+        // 9.96 rounds up to the next power of ten.
         let rounded: f64 = format!("{mantissa:.decimals$}").parse().unwrap_or(mantissa);
         if rounded.abs() >= 10.0 {
             mantissa /= 10.0;
@@ -335,7 +647,52 @@ impl TickFormat {
             "{}e{exponent}",
             trim_zeros(format!("{mantissa:.decimals$}"))
         )
+    };
+    let text = scientific(1);
+    if text.chars().count() <= MAX_TICK_LABEL {
+        text
+    } else {
+        scientific(0)
     }
+}
+
+/// `units` × 10^`exponent` written exactly, from the digits of the whole number: plain
+/// (`0.0125`, `12000`) for magnitudes from 0.001 to 99 999, `1.25e-5` beyond; no trailing
+/// zeros after a point.
+fn exact_label(units: i64, exponent: i32) -> String {
+    if units == 0 {
+        return "0".into();
+    }
+    let sign = if units < 0 { "-" } else { "" };
+    let mut digits = units.unsigned_abs().to_string();
+    let mut exponent = exponent;
+    while digits.len() > 1 && digits.ends_with('0') {
+        digits.pop();
+        exponent += 1;
+    }
+    // The decimal exponent of the leading digit.
+    let leading = digits.len() as i32 - 1 + exponent;
+    let body = if PLAIN_EXPONENTS.contains(&leading) {
+        if exponent >= 0 {
+            format!("{digits}{}", "0".repeat(exponent as usize))
+        } else {
+            let point = digits.len() as i32 + exponent;
+            if point > 0 {
+                let (whole, fraction) = digits.split_at(point as usize);
+                format!("{whole}.{fraction}")
+            } else {
+                format!("0.{}{digits}", "0".repeat((-point) as usize))
+            }
+        }
+    } else {
+        let (first, rest) = digits.split_at(1);
+        if rest.is_empty() {
+            format!("{first}e{leading}")
+        } else {
+            format!("{first}.{rest}e{leading}")
+        }
+    };
+    format!("{sign}{body}")
 }
 
 /// `text` (a decimal number) without trailing zeros after its point, nor a bare point.
@@ -425,12 +782,19 @@ where
     let (x_ticks, y_ticks) = ticks;
     let x_label = |v: &f64| x_ticks.label(*v);
     let y_label = |v: &f64| y_ticks.label(*v);
+    // Labels counted from an offset are read with the title's note.
+    let title = |label: &str, ticks: &TickFormat| match ticks.axis_note() {
+        Some(note) => format!("{label} ({note})"),
+        None => label.to_string(),
+    };
     chart
         .configure_mesh()
+        .x_labels(TICKS)
+        .y_labels(TICKS)
         .x_label_formatter(&x_label)
         .y_label_formatter(&y_label)
-        .x_desc(&plot.x_label)
-        .y_desc(&plot.y_label)
+        .x_desc(title(&plot.x_label, &x_ticks))
+        .y_desc(title(&plot.y_label, &y_ticks))
         .label_style((FONT_FAMILY, 14))
         .axis_desc_style((FONT_FAMILY, 16))
         .draw()
@@ -749,6 +1113,50 @@ mod tests {
         ));
     }
 
+    /// The ticks plotters labels on a linear or log axis over `range`, with their labels:
+    /// every label at most [`MAX_TICK_LABEL`] characters, neighbours different, and each
+    /// label, read back as a number (times the unit, plus the offset the axis title names),
+    /// the value of its tick.
+    fn check_ticks(range: &Range<f64>, log: bool) -> (TickFormat, Vec<String>) {
+        let format = TickFormat::of(range, log);
+        let ticks = format.ticks();
+        // Enough ticks to read the axis by, all on it, in order.
+        assert!(ticks.len() >= 2, "{range:?}: ticks {ticks:?}");
+        assert!(ticks.len() <= TICKS, "{range:?}: ticks {ticks:?}");
+        assert!(
+            ticks.iter().all(|t| range.contains(t)),
+            "{range:?}: {ticks:?}"
+        );
+        assert!(
+            ticks.windows(2).all(|w| w[0] < w[1]),
+            "{range:?}: {ticks:?}"
+        );
+        let labels: Vec<String> = ticks.iter().map(|&t| format.label(t)).collect();
+        for (t, l) in ticks.iter().zip(&labels) {
+            assert!(
+                !l.is_empty() && l.chars().count() <= MAX_TICK_LABEL,
+                "{range:?}: {l:?} (tick {t:e}) is too long"
+            );
+            let read: f64 = l.parse().unwrap_or_else(|_| panic!("{l:?} is a number"));
+            let (value, unit) = match (format.step, format.offset) {
+                (Some((_, e)), Some(offset)) => {
+                    (offset.value() + decimal(1, e) * read, decimal(1, e))
+                }
+                (Some((_, e)), None) => (read, decimal(1, e)),
+                // A log axis: 1 to 9 times a power of ten, written to two digits.
+                (None, _) => (read, 0.01 * t.abs()),
+            };
+            assert!(
+                (value - t).abs() <= 0.01 * unit,
+                "{range:?}: {l:?} reads {value:e}, the tick is {t:e} ({format:?})"
+            );
+        }
+        for pair in labels.windows(2) {
+            assert_ne!(pair[0], pair[1], "{range:?}: {labels:?}");
+        }
+        (format, labels)
+    }
+
     #[test]
     fn tick_labels_are_short_and_tell_neighbouring_ticks_apart() {
         // Ranges as runs produce them: tiny forces, times, heights, large counts, spans
@@ -766,18 +1174,11 @@ mod tests {
             (-4.0e6, 2.0e6),
         ];
         for (lo, hi) in ranges {
-            let f = TickFormat::of(&(lo..hi), false);
-            let step = 10f64.powi(f.step_exponent.unwrap());
-            let first = (lo / step).ceil() as i64;
-            let last = (hi / step).floor() as i64;
-            let labels: Vec<String> = (first..=last).map(|k| f.label(k as f64 * step)).collect();
+            let (format, labels) = check_ticks(&padded_range([lo, hi].into_iter(), false), false);
+            assert_eq!(format.offset, None, "{lo}..{hi}: {labels:?}");
             for l in &labels {
-                assert!(l.len() <= 8, "{lo}..{hi}: {l:?} is too long");
                 assert!(!l.contains("000000"), "{lo}..{hi}: {l:?}");
             }
-            let mut distinct = labels.clone();
-            distinct.dedup();
-            assert_eq!(distinct.len(), labels.len(), "{lo}..{hi}: {labels:?}");
         }
         let f = TickFormat::of(&(0.0..2e-4), false);
         assert_eq!(f.label(9.999999999999e-5), "1e-4");
@@ -798,6 +1199,49 @@ mod tests {
         ] {
             assert_eq!(log.label(v), text);
         }
+        // Too narrow for its magnitude to write exactly in 8 characters: whole units of 1e-6
+        // from 12, which the axis title gives.
+        let f = TickFormat::of(&(-12.000_01..-11.999_995), false);
+        assert_eq!(f.axis_note().as_deref(), Some("tick × 1e-6 − 12"));
+        assert_eq!(f.label(-12.000_004), "-4");
+        assert_eq!(f.label(-11.999_996), "4");
+        // Written exactly where that fits, with every digit the spacing needs.
+        let f = TickFormat::of(&(-1.2e-10..1.0e-10), false);
+        assert_eq!(f.axis_note(), None);
+        assert_eq!(f.label(-1.1e-10), "-1.1e-10");
+        let f = TickFormat::of(&(12.0..12.001), false);
+        assert_eq!(f.label(12.0004), "12.0004");
+    }
+
+    #[test]
+    fn tick_labels_of_any_range_are_short_distinct_and_exact() {
+        // Ranges of every magnitude from 1e-300 to 1e300, of either sign or about zero, from
+        // spans as wide as ten times their magnitude down to below its rounding error (which
+        // the padding widens), as a run's data could give them.
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2024);
+        let mut offsets = 0;
+        for case in 0..20_000 {
+            let magnitude = 10f64.powf(rng.random_range(-300.0..300.0));
+            let relative = 10f64.powf(rng.random_range(-17.0..1.0));
+            let sign = if rng.random_bool(0.5) { 1.0 } else { -1.0 };
+            let data = match case % 4 {
+                0 => vec![sign * magnitude, sign * magnitude * (1.0 + relative)],
+                1 => vec![sign * magnitude * (1.0 - relative), sign * magnitude],
+                2 => vec![
+                    -magnitude * rng.random::<f64>(),
+                    magnitude * rng.random::<f64>(),
+                ],
+                _ => vec![sign * magnitude],
+            };
+            let range = padded_range(data.iter().copied(), false);
+            let (format, _) = check_ticks(&range, false);
+            offsets += usize::from(format.offset.is_some());
+            let positive: Vec<f64> = data.iter().map(|v| v.abs()).collect();
+            check_ticks(&padded_range(positive.into_iter(), true), true);
+        }
+        // Narrow ranges far from zero are common among them.
+        assert!(offsets > 2_000, "{offsets} axes counted from an offset");
     }
 
     #[test]
@@ -860,5 +1304,8 @@ mod tests {
         assert!(r.start < 0.0 && r.end > 0.0);
         let r = padded_range([1e-3, 1e3].into_iter(), true);
         assert!(r.start < 1e-3 && r.end > 1e3);
+        // Values a rounding error apart: a decade about them, as about one value.
+        let r = padded_range([2.0, 2.0 * (1.0 + 1e-13)].into_iter(), true);
+        assert!((r.end / r.start - 10.0).abs() < 1e-9, "{r:?}");
     }
 }

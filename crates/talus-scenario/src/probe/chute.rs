@@ -228,9 +228,9 @@ impl Chute {
                 serde_json::json!({
                     "profile": "v(z) = v_s + A (h^1.5 - (h - z)^1.5)",
                     "amplitude_A": json_number(fit.map(|f| f.bagnold.slope)),
-                    "amplitude_error": json_number(fit.map(|f| f.bagnold.slope_error)),
+                    "amplitude_A_err": json_number(fit.map(|f| f.bagnold.slope_error)),
                     "slip_velocity_m_s": json_number(fit.map(|f| f.bagnold.intercept)),
-                    "slip_error_m_s": json_number(fit.map(|f| f.bagnold.intercept_error)),
+                    "slip_velocity_err_m_s": json_number(fit.map(|f| f.bagnold.intercept_error)),
                     "r_squared": json_number(fit.map(|f| f.bagnold.r_squared)),
                     "inertial_number": n(r.inertial_number),
                     "linear_fit": line(fit.map(|f| f.linear)),

@@ -170,7 +170,7 @@ impl Repose {
     }
 
     /// `angle_of_repose_deg` (null if the surface could not be fitted) and the fit; with
-    /// both flanks, each face's angle too.
+    /// both flanks, each face's angle too; every angle with its standard error (`_err`).
     #[must_use]
     pub fn summary(&self) -> SummaryItems {
         let mut items = vec![
@@ -186,8 +186,11 @@ impl Repose {
         ];
         if self.flanks == Flanks::Both {
             let face = |i: usize| json_number(self.faces.get(i).map(|f| f.angle_deg));
+            let error = |i: usize| json_number(self.faces.get(i).map(|f| f.angle_error_deg));
             items.push(("angle_of_repose_near_face_deg".into(), face(0)));
+            items.push(("angle_of_repose_near_face_deg_err".into(), error(0)));
             items.push(("angle_of_repose_far_face_deg".into(), face(1)));
+            items.push(("angle_of_repose_far_face_deg_err".into(), error(1)));
         }
         items
     }
@@ -198,9 +201,16 @@ impl Repose {
     pub fn warnings(&self) -> Vec<String> {
         if self.faces.is_empty() {
             return vec![match self.flanks {
-                Flanks::One => "angle of repose: the pile's surface could not be fitted at the                                 end (no run of bins with grains across the fitted heights): the                                 grains may have left the measured range, or range and bins do                                 not match the pile"
+                Flanks::One => "angle of repose: the pile's surface could not be fitted at the \
+                end (no run of bins with grains across the fitted heights): the \
+                grains may have left the measured range, or range and bins do \
+                not match the pile"
                     .into(),
-                Flanks::Both => "angle of repose: the heap's two faces could not both be                                  fitted at the end (each needs a run of bins with grains across                                  the fitted heights on its side of the highest bin): the apex                                  may lie at an end of the range, or range and bins do not match                                  the heap"
+                Flanks::Both => "angle of repose: the heap's two faces could not both be \
+                fitted at the end (each needs a run of bins with grains across \
+                the fitted heights on its side of the highest bin): the apex \
+                may lie at an end of the range, or range and bins do not match \
+                the heap"
                     .into(),
             }];
         }
@@ -209,11 +219,14 @@ impl Repose {
             let a = f.angle_deg;
             if !(a > 0.0 && a < 90.0) {
                 out.push(format!(
-                    "angle of repose: the fitted surface does not fall away from the pile's top                      ({a:.1}°); the direction points from the pile's back (or its apex) to its toe"
+                    "angle of repose: the fitted surface does not fall away from the pile's top \
+                    ({a:.1}°); the direction points from the pile's back (or its apex) to its toe"
                 ));
             } else if f.points < MIN_FIT_POINTS {
                 out.push(format!(
-                    "angle of repose: fitted on only {} points of the surface (at least                      {MIN_FIT_POINTS} make a slope worth reporting): use more bins or a larger                      pile",
+                    "angle of repose: fitted on only {} points of the surface (at least \
+                    {MIN_FIT_POINTS} make a slope worth reporting): use more bins or a larger \
+                    pile",
                     f.points
                 ));
             }
@@ -310,5 +323,92 @@ mod tests {
             .filter(|p| p.0 <= 0.01)
             .collect();
         assert!(fit_faces(&cut, 0.0, DEFAULT_FIT, Flanks::Both).is_empty());
+    }
+
+    #[test]
+    fn each_face_is_reported_with_an_error_that_matches_the_spread_over_noisy_heaps() {
+        // Heaps of faces 35° and 25° whose surface heights carry a normal noise of 0.6 mm,
+        // drawn again and again: the error the summary gives each face is the spread of
+        // that face's angle over the draws.
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        let mut gaussian = || {
+            let (u, v): (f64, f64) = (1.0 - rng.random::<f64>(), rng.random());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        };
+        let mut probe = Repose {
+            direction: DVec3::X,
+            floor: 0.0,
+            range: (-0.1, 0.1),
+            bins: 41,
+            fit: DEFAULT_FIT,
+            flanks: Flanks::Both,
+            profile: Vec::new(),
+            faces: Vec::new(),
+        };
+        let mut angles = [Vec::new(), Vec::new()];
+        let mut errors = [Vec::new(), Vec::new()];
+        for _ in 0..400 {
+            probe.profile = heap(35.0, 25.0)
+                .into_iter()
+                .map(|(x, z)| (x, z + 0.0006 * gaussian()))
+                .collect();
+            probe.faces = fit_faces(&probe.profile, 0.0, DEFAULT_FIT, Flanks::Both);
+            let summary: std::collections::BTreeMap<String, serde_json::Value> =
+                probe.summary().into_iter().collect();
+            for (i, face) in ["near", "far"].iter().enumerate() {
+                let key = format!("angle_of_repose_{face}_face_deg");
+                angles[i].push(summary[&key].as_f64().unwrap());
+                errors[i].push(summary[&format!("{key}_err")].as_f64().unwrap());
+            }
+        }
+        for (i, truth) in [35.0, 25.0].into_iter().enumerate() {
+            let n = angles[i].len() as f64;
+            let mean = angles[i].iter().sum::<f64>() / n;
+            let spread =
+                (angles[i].iter().map(|a| (a - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+            let reported = (errors[i].iter().map(|e| e * e).sum::<f64>() / n).sqrt();
+            assert!(
+                (mean - truth).abs() < 0.5 * spread + 0.2,
+                "{mean}° vs {truth}°"
+            );
+            let ratio = reported / spread;
+            assert!(
+                (0.5..2.0).contains(&ratio),
+                "face {i}: reported ± {reported}°, spread {spread}°"
+            );
+        }
+    }
+
+    #[test]
+    fn warnings_read_as_single_spaced_sentences() {
+        let probe = |flanks: Flanks, faces: Vec<FaceFit>| Repose {
+            direction: DVec3::X,
+            floor: 0.0,
+            range: (-0.1, 0.1),
+            bins: DEFAULT_BINS,
+            fit: DEFAULT_FIT,
+            flanks,
+            profile: Vec::new(),
+            faces,
+        };
+        let face = |angle_deg: f64, points: usize| FaceFit {
+            angle_deg,
+            angle_error_deg: 0.5,
+            ends: ((0.0, 0.0), (1.0, 1.0)),
+            points,
+        };
+        let mut all = Vec::new();
+        for flanks in [Flanks::One, Flanks::Both] {
+            all.extend(probe(flanks, Vec::new()).warnings());
+        }
+        all.extend(probe(Flanks::One, vec![face(-5.0, 10)]).warnings());
+        all.extend(probe(Flanks::One, vec![face(30.0, 2)]).warnings());
+        assert_eq!(all.len(), 4, "{all:?}");
+        for w in &all {
+            // A string continued on the next source line without its backslash keeps the
+            // indentation as a run of spaces inside the message.
+            assert!(!w.contains("  "), "a run of spaces in {w:?}");
+        }
     }
 }

@@ -250,6 +250,12 @@ impl Vibration {
         (self.frequency > 0.0 && turns.is_finite()).then(|| turns.floor() as i64)
     }
 
+    /// The time at which the drive's phase passes the strobe phase for the `cycle`-th time
+    /// (the inverse of [`Vibration::cycle`]): 2πft + φ = θₛ + 2π·cycle.
+    fn time_of_cycle(&self, cycle: f64) -> f64 {
+        (cycle - (self.phase - self.strobe_phase) / std::f64::consts::TAU) / self.frequency
+    }
+
     /// Whether the step from `before` to `after` passed the strobe phase of the drive: a
     /// stroboscopic sample is due (taken at the step's end, at most one step late, a phase
     /// error of 360° · f · dt).
@@ -491,16 +497,18 @@ impl Vibration {
                 });
             }
             if let Some((fit, d)) = self.rise_rate() {
-                // Over the cycles it was fitted to, drawn against their times.
-                let time_of =
-                    |cycle: f64| (cycle - self.phase / std::f64::consts::TAU) / self.frequency;
+                // Over the cycles it was fitted to, drawn against their times: the times at
+                // which the drive passed the strobe phase, where the points were taken.
                 let (c0, c1) = fit.x_range;
                 series.push(Series {
                     label: format!(
                         "rise {} diameters per cycle",
                         crate::number::plus_minus(fit.slope / d, fit.slope_error / d)
                     ),
-                    points: vec![(time_of(c0), fit.at(c0)), (time_of(c1), fit.at(c1))],
+                    points: vec![
+                        (self.time_of_cycle(c0), fit.at(c0)),
+                        (self.time_of_cycle(c1), fit.at(c1)),
+                    ],
                     style: SeriesStyle::Dashed,
                 });
             }
@@ -611,6 +619,104 @@ mod tests {
             // One step late at most: 360° · 7 Hz · 2e-5 s of phase.
             let tolerance = std::f64::consts::TAU * f * dt;
             assert!((r - a * psi.cos()).abs() <= tolerance, "{r}");
+        }
+    }
+
+    #[test]
+    fn the_fitted_rise_is_drawn_through_the_stroboscopic_points_at_any_strobe_phase() {
+        // An intruder rising at r m/s while it swings with the drive, strobed at θₛ = 200°
+        // of a drive that starts at phase φ: the k-th strobe falls at
+        // t_k = (θₛ − φ + 2πk) / (2πf), where the height reads r·t_k + a·sin(θₛ + ψ). The
+        // rise is steep enough that drawing the line θₛ / (2πf) off in time would put it
+        // r·θₛ / (2πf) ≈ 0.056 m away from the points.
+        let (f, phi, dt) = (10.0, 0.4, 1e-4);
+        let strobe_phase = 200f64.to_radians();
+        let (r, a, psi, d) = (1.0, 0.003, 0.3, 0.01);
+        let mut p = probe(f, phi, strobe_phase);
+        let theta = |t: f64| std::f64::consts::TAU * f * t + phi;
+        let h = |t: f64| r * t + a * (theta(t) + psi).sin();
+        let measured = |height: f64| Measured {
+            intruder_height: height,
+            temperature: 0.0,
+            centre_of_mass: 0.0,
+            packing: vec![0.5; 4],
+        };
+        p.start = Some((h(0.0), d));
+        for step in 1..=20_000 {
+            let (before, after) = ((step - 1) as f64 * dt, step as f64 * dt);
+            p.heights.push((after, h(after)));
+            if p.strobe_due(before, after) {
+                let cycle = u64::try_from(p.cycle(after).unwrap()).unwrap();
+                p.strobes.push(Strobe {
+                    cycle,
+                    time: after,
+                    measured: measured(h(after)),
+                });
+            }
+        }
+        assert_eq!(p.strobes.len(), 20);
+        let exact_time =
+            |k: f64| (strobe_phase - phi + std::f64::consts::TAU * k) / (std::f64::consts::TAU * f);
+        for s in p.strobes.iter() {
+            // Taken within one step of the analytic strobe time.
+            let t = exact_time(s.cycle as f64);
+            assert!(s.time >= t && s.time - t <= dt + 1e-12, "{} vs {t}", s.time);
+        }
+        let plots = p.plots();
+        let plot = &plots
+            .iter()
+            .find(|(stem, _)| stem == "intruder_height")
+            .unwrap()
+            .1;
+        let line = plot
+            .series
+            .iter()
+            .find(|s| s.style == SeriesStyle::Dashed)
+            .expect("the fitted rise is drawn");
+        let [(t0, h0), (t1, h1)] = line.points[..] else {
+            panic!("a line of two ends: {:?}", line.points);
+        };
+        // Its ends at the analytic times of the first and last strobes, on the analytic
+        // stroboscopic height r·t + a·sin(θₛ + ψ).
+        let (first, last) = (p.strobes[0].cycle as f64, p.strobes[19].cycle as f64);
+        assert!(
+            (t0 - exact_time(first)).abs() < 1e-12,
+            "{t0} vs {}",
+            exact_time(first)
+        );
+        assert!(
+            (t1 - exact_time(last)).abs() < 1e-12,
+            "{t1} vs {}",
+            exact_time(last)
+        );
+        let strobed = |t: f64| r * t + a * (strobe_phase + psi).sin();
+        // A strobe up to one step late reads up to (r + 2πf·a)·dt higher.
+        let tolerance = (r + std::f64::consts::TAU * f * a) * dt;
+        assert!(
+            (h0 - strobed(t0)).abs() < tolerance,
+            "{h0} vs {}",
+            strobed(t0)
+        );
+        assert!(
+            (h1 - strobed(t1)).abs() < tolerance,
+            "{h1} vs {}",
+            strobed(t1)
+        );
+        // Every stroboscopic point lies on the drawn line.
+        let on_line = |t: f64| h0 + (h1 - h0) * (t - t0) / (t1 - t0);
+        let points = &plot
+            .series
+            .iter()
+            .find(|s| s.style == SeriesStyle::Points)
+            .unwrap()
+            .points;
+        assert_eq!(points.len(), 20);
+        for &(t, height) in points {
+            assert!(
+                (height - on_line(t)).abs() < 2.0 * tolerance,
+                "({t}, {height}) is {} off the line",
+                height - on_line(t)
+            );
         }
     }
 

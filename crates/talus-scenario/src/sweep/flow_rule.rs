@@ -180,3 +180,152 @@ impl FlowRule {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use serde_json::{Value, json};
+
+    use crate::output::run_dir::{REPORT_FILE, SUMMARY_FILE};
+    use crate::sweep::dir::{PLOTS_DIR, SweepDir};
+    use crate::sweep::execute::RunEvent;
+    use crate::sweep::grid::Axis;
+    use crate::sweep::plan::Plan;
+    use crate::sweep::write_results;
+
+    use super::*;
+
+    /// Pouliquen's h_stop(θ) = A d (tan θ₂ − tan θ) / (tan θ − tan θ₁) with θ₁ = 20°,
+    /// θ₂ = 32° and A d = 4 mm (Pouliquen, Phys. Fluids 11, 542, 1999, eq. 3).
+    fn h_stop(theta_deg: f64) -> f64 {
+        let t = |deg: f64| deg.to_radians().tan();
+        0.004 * (t(32.0) - t(theta_deg)) / (t(theta_deg) - t(20.0))
+    }
+
+    const BETA: f64 = 0.41;
+
+    /// The summary of the synthetic run of bed `bed` (0 to 3) at `incline` (degrees): on
+    /// the gentle inclines the first bed 10 % below h_stop(θ) and at rest, the others 10 %,
+    /// 60 % and 150 % above it flowing steadily with Fr = β h / h_stop(θ); on the steepest
+    /// every bed accelerating.
+    fn run_summary(incline: f64, bed: usize) -> Value {
+        let (state, depth, froude) = if incline >= 30.0 {
+            ("accelerating", 0.01 * (bed + 1) as f64, 3.0)
+        } else {
+            let depth = h_stop(incline) * [0.9, 1.1, 1.6, 2.5][bed];
+            let state = if bed == 0 { "stopped" } else { "steady" };
+            let froude = if bed == 0 {
+                0.0
+            } else {
+                BETA * depth / h_stop(incline)
+            };
+            (state, depth, froude)
+        };
+        json!({
+            "status": "finished",
+            "incline_deg": incline,
+            "flow_state": state,
+            "flow_depth_m": depth,
+            "froude_number": froude,
+        })
+    }
+
+    #[test]
+    fn flow_rule_json_plot_and_report_give_back_a_known_h_stop_and_beta() {
+        let dir =
+            std::env::temp_dir().join(format!("talus-sweep-flow-rule-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let axes = vec![
+            Axis::parse("incline_deg=22,24,26,30").unwrap(),
+            Axis::parse("grains[0].count=100,200,300,400").unwrap(),
+        ];
+        let plan = Plan::new(
+            Path::new("chute_flow.ron"),
+            String::new(),
+            Vec::new(),
+            axes,
+            vec![11],
+        );
+        let sweep = SweepDir::open(&dir, &plan, false).unwrap();
+        let mut events = Vec::new();
+        for run in &plan.runs {
+            let incline: f64 = run.point.values[0].parse().unwrap();
+            let bed = ["100", "200", "300", "400"]
+                .iter()
+                .position(|c| *c == run.point.values[1])
+                .unwrap();
+            let path = sweep.run_path(&run.name);
+            std::fs::create_dir_all(&path).unwrap();
+            let summary = run_summary(incline, bed);
+            std::fs::write(path.join(SUMMARY_FILE), summary.to_string()).unwrap();
+            events.push(RunEvent::Ended {
+                status: "finished".into(),
+                seconds: 1.0,
+            });
+        }
+        let results = write_results(&plan, &sweep, &events).unwrap();
+
+        let text = std::fs::read_to_string(dir.join(FLOW_RULE_FILE)).unwrap();
+        let rule: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(rule["runs"].as_array().unwrap().len(), 16);
+        // h_stop(θ) bracketed on each gentle incline by the bed that stopped and the
+        // shallowest that flowed; the steepest, where every bed accelerated, tells nothing.
+        let brackets = rule["h_stop_m"].as_array().unwrap();
+        assert_eq!(brackets.len(), 3, "{brackets:?}");
+        for (b, incline) in brackets.iter().zip([22.0, 24.0, 26.0]) {
+            let h = h_stop(incline);
+            assert_eq!(b[0].as_f64(), Some(incline));
+            assert!((b[1].as_f64().unwrap() - 0.9 * h).abs() < 1e-15, "{b}");
+            assert!((b[2].as_f64().unwrap() - 1.1 * h).abs() < 1e-15, "{b}");
+        }
+        // β from the nine steady runs with a bracketed h_stop, whose Froude numbers lie on
+        // the flow rule exactly.
+        let beta = &rule["beta"];
+        assert!((beta[0].as_f64().unwrap() - BETA).abs() < 1e-12, "{beta}");
+        assert!(beta[1].as_f64().unwrap() < 1e-9, "{beta}");
+        assert_eq!(beta[2].as_u64(), Some(9));
+        // Where each bed flows steadily.
+        let ranges = rule["steady_ranges"].as_array().unwrap();
+        assert_eq!(ranges.len(), 4);
+        assert_eq!(ranges[0]["bed"], "grains[0].count=100");
+        assert_eq!(ranges[0]["steepest_stopped_deg"], 26.0);
+        assert_eq!(ranges[0]["steady_deg"], json!([null, null]));
+        for r in &ranges[1..] {
+            assert_eq!(r["steepest_stopped_deg"], Value::Null, "{r}");
+            assert_eq!(r["steady_deg"], json!([22.0, 26.0]), "{r}");
+            assert_eq!(r["gentlest_accelerating_deg"], 30.0, "{r}");
+        }
+
+        // The plot: Fr against h / h_stop on the line of slope β.
+        let plot_file = format!("{PLOTS_DIR}/{FLOW_RULE_PLOT}.png");
+        assert!(results.plots.contains(&plot_file), "{:?}", results.plots);
+        let bytes = std::fs::read(dir.join(&plot_file)).unwrap();
+        let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+        let info = decoder.read_info().unwrap().info().clone();
+        assert_eq!((info.width, info.height), (800, 600));
+        let plot = flow_rule(&plan, &results.records).unwrap().plot().unwrap();
+        let steady = &plot.series[0].points;
+        assert_eq!(steady.len(), 9);
+        for &(x, fr) in steady {
+            assert!(
+                [1.1, 1.6, 2.5].iter().any(|r| (x - r).abs() < 1e-12),
+                "h / h_stop = {x}"
+            );
+            assert!((fr - BETA * x).abs() < 1e-12);
+        }
+
+        // The report's section, with the plot embedded.
+        let html = std::fs::read_to_string(dir.join(REPORT_FILE)).unwrap();
+        assert!(html.contains("<h2>Chute flow: steady inclines, h_stop(θ) and the flow rule</h2>"));
+        assert!(
+            html.contains("from 9 steady runs (flow_rule.json)"),
+            "{html}"
+        );
+        assert!(html.contains("β = 0.41"), "{html}");
+        assert!(html.contains("froude against depth_ratio"));
+        assert!(html.contains("src=\"data:image/png;base64,"));
+        drop(sweep);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
