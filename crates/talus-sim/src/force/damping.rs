@@ -46,6 +46,36 @@ impl Part for RestitutionDamping {
     }
 }
 
+/// The damping part that adds nothing: the normal force is the normal part's alone, so that
+/// collisions lose no energy to the contact (a linear normal part then has restitution 1).
+/// The dashpot coefficient it leaves for the later parts is zero: the tangential, twisting
+/// and rolling springs are undamped too. A law without a damping part is the same law; this
+/// part lets a scenario say so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NoDamping;
+
+impl Part for NoDamping {
+    fn role(&self) -> Role {
+        Role::Damping
+    }
+
+    fn apply(&self, _contact: &ContactInput, _partial: &mut Partial, _history: &mut [f64]) {}
+
+    fn damping_ratio(&self) -> Option<f64> {
+        Some(0.0)
+    }
+}
+
+/// The registration of the part without damping.
+pub(super) const NONE_ENTRY: PartEntry = PartEntry {
+    role: Role::Damping,
+    name: "none",
+    description: "no damping: the normal force is the normal part's alone (as when the role is left out)",
+    coefficients: &[],
+    history: &[],
+    build: |_| Box::new(NoDamping),
+};
+
 /// The restitution of the damping part.
 pub(super) const RESTITUTION: CoefficientSpec = CoefficientSpec {
     name: "restitution",

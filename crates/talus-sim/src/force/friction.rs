@@ -106,6 +106,29 @@ impl Part for TangentialSpring {
     }
 }
 
+/// The tangential part that adds nothing: frictionless contacts, whose force lies along the
+/// normal. A law without a tangential part is the same law; this part lets a scenario say so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NoTangential;
+
+impl Part for NoTangential {
+    fn role(&self) -> Role {
+        Role::Tangential
+    }
+
+    fn apply(&self, _contact: &ContactInput, _partial: &mut Partial, _history: &mut [f64]) {}
+}
+
+/// The registration of the frictionless part.
+pub(super) const NONE_ENTRY: PartEntry = PartEntry {
+    role: Role::Tangential,
+    name: "none",
+    description: "no tangential force: frictionless contacts (as when the role is left out)",
+    coefficients: &[],
+    history: &[],
+    build: |_| Box::new(NoTangential),
+};
+
 /// μ of the tangential spring.
 pub(super) const FRICTION: CoefficientSpec = CoefficientSpec {
     name: "friction",

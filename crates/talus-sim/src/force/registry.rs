@@ -244,12 +244,14 @@ const BUILT_IN: [ModelEntry; 3] = [
 ];
 
 /// The built-in parts.
-const BUILT_IN_PARTS: [PartEntry; 10] = [
+const BUILT_IN_PARTS: [PartEntry; 12] = [
     volumetric::ENTRY,
     yade::NORMAL_ENTRY,
     energy::ENTRY,
     damping::ENTRY,
+    damping::NONE_ENTRY,
     friction::ENTRY,
+    friction::NONE_ENTRY,
     yade::SHEAR_ENTRY,
     twisting::ENTRY,
     rolling::ENTRY,
