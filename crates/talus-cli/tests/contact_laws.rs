@@ -10,12 +10,13 @@ use common::{talus, text};
 use talus_sim::force::ForceModelRegistry;
 
 /// The parts a law may be made of, by role, with the history each keeps per contact.
-const PARTS: [(&str, &str, &[&str]); 12] = [
+const PARTS: [(&str, &str, &[&str]); 13] = [
     ("normal", "feng", &[]),
     ("normal", "volumetric", &[]),
     ("normal", "yade", &[]),
     ("damping", "none", &[]),
     ("damping", "restitution", &[]),
+    ("damping", "unloading", &[]),
     ("tangential", "none", &[]),
     (
         "tangential",

@@ -281,7 +281,7 @@ pub struct PairSpec {
 pub struct PartsSpec {
     /// The normal force (`volumetric`, `yade`, `feng`).
     pub normal: PartSpec,
-    /// The normal damping (`restitution`, `none`); default none.
+    /// The normal damping (`restitution`, `unloading`, `none`); default none.
     #[serde(default)]
     pub damping: Option<PartSpec>,
     /// The tangential force (`spring`, `yade_shear`, `none`); default none (frictionless).

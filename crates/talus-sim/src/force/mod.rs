@@ -31,7 +31,7 @@ mod yade;
 
 pub use crate::kind::{GrainKind, critical_time_step};
 pub use cohesion::{AreaCohesion, CapillaryBridge};
-pub use damping::{NoDamping, RestitutionDamping, damping_ratio};
+pub use damping::{NoDamping, RestitutionDamping, UnloadingDamping, damping_ratio};
 pub use energy::FengNormal;
 pub use friction::{NoTangential, TangentialSpring};
 pub use part::{ComposedLaw, CompositionError, Part, PartEntry, Partial, Role};

@@ -51,8 +51,10 @@ pub struct Partial {
     /// The normal force along the overlap normal, positive pushing the grains apart: the
     /// elastic force, then with the damping added.
     pub normal: f64,
-    /// The dashpot coefficient of the normal direction (force per velocity), from the
-    /// damping part; zero without one.
+    /// The dashpot coefficient (force per velocity) the damping part sets for the normal
+    /// direction, from which the tangential, twisting and rolling parts scale theirs; zero
+    /// without one. A damping without a normal dashpot (by unloading) gives the one of its
+    /// damping ratio.
     pub damping: f64,
     /// The force in the tangent plane on the second grain.
     pub tangential: DVec3,
