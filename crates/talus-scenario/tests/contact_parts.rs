@@ -139,3 +139,24 @@ fn a_scenario_may_name_the_none_parts() {
     .unwrap_err();
     assert!(e.contains("restitution") && e.contains("none"), "{e}");
 }
+
+#[test]
+fn a_rolling_spring_stiffer_than_the_normal_one_lowers_the_critical_step() {
+    // A common rolling friction leaves the file's step alone; μ_r = 5 makes the rolling
+    // spring, 2.25 μ_r² R*² K, stiffer than the normal one by far, and the file's step is
+    // refused, naming it.
+    let with_rolling = |friction: f64| {
+        move |spec: &mut ForceModelSpec| {
+            as_parts(spec);
+            if let Some(p) = &mut spec.parts {
+                p.rolling = Some(PartSpec::new("epsd", &[("rolling_friction", friction)]));
+            }
+        }
+    };
+    run("rolling-common", with_rolling(0.1)).unwrap();
+    let e = run("rolling-stiff", with_rolling(5.0)).unwrap_err();
+    assert!(
+        e.contains("time.dt") && e.contains("rolling spring") && e.contains("dt ≤"),
+        "{e}"
+    );
+}

@@ -13,7 +13,7 @@ use talus_geom::glam::DVec3;
 use super::CoefficientSpec;
 use super::ContactInput;
 use super::part::PartEntry;
-use super::part::{Part, Partial, Role};
+use super::part::{Part, Partial, Role, Spring};
 use super::registry::{Mixing, non_negative, positive};
 
 /// Parameters of the tangential spring.
@@ -103,6 +103,10 @@ impl Part for TangentialSpring {
             partial.normal,
             partial.damping,
         );
+    }
+
+    fn spring(&self, normal: f64, _area: f64, _length: f64) -> Option<Spring> {
+        Some(Spring::Force(self.stiffness_ratio * normal))
     }
 }
 
