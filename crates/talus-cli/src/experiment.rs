@@ -15,7 +15,7 @@ use talus_scenario::output::run_dir::SUMMARY_FILE;
 use talus_scenario::pairs::Source;
 use talus_scenario::resources::{bytes, estimate, shortfalls};
 use talus_scenario::{Progress, Runner};
-use talus_sim::force::{CoefficientSpec, ForceModelRegistry};
+use talus_sim::force::{CoefficientSpec, ForceModelRegistry, MAX_HISTORY};
 
 use crate::cluster::{DEFAULT_REBALANCE_EVERY, Process, Scratch};
 use crate::terminal::escape_controls;
@@ -437,18 +437,20 @@ pub fn resume_dir(args: &ResumeArgs, process: &Process) -> Result<ExitCode, Stri
 }
 
 /// `talus models`: the registered force models and the parts laws are composed of, with
-/// their coefficients.
+/// their coefficients and the history each keeps per contact.
 pub fn list_models() -> Result<ExitCode, String> {
     let registry = ForceModelRegistry::default();
     outln!("force models (force_model: (name: …, coefficients: {{…}})):");
     for entry in registry.entries() {
         outln!("{}: {}", entry.name, entry.description);
         print_coefficients(entry.coefficients);
+        print_history(entry.history);
     }
     outln!();
     outln!(
         "parts (force_model: (name: …, parts: (normal: (name: …, coefficients: {{…}}), damping: …, tangential: …, twisting: …, rolling: …, cohesion: …))):"
     );
+    outln!("(a law keeps at most {MAX_HISTORY} history values per contact over all its parts)");
     for entry in registry.part_entries() {
         outln!(
             "{} {}: {}",
@@ -457,8 +459,24 @@ pub fn list_models() -> Result<ExitCode, String> {
             entry.description
         );
         print_coefficients(entry.coefficients);
+        print_history(entry.history);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The history a model or part keeps per contact: how many values, and their names (a law
+/// keeps at most [`MAX_HISTORY`] in all, which is what limits the parts one law combines).
+fn print_history(history: &[&str]) {
+    if history.is_empty() {
+        outln!("  history: none");
+    } else {
+        outln!(
+            "  history: {} value{} per contact ({})",
+            history.len(),
+            if history.len() == 1 { "" } else { "s" },
+            history.join(", ")
+        );
+    }
 }
 
 /// One line per coefficient: name, unit, meaning, range, default, and how two materials'

@@ -15,7 +15,7 @@ use talus_geom::glam::{DMat3, DQuat, DVec3};
 use talus_geom::{BoundingEllipsoid, ConvexPolyhedron, Pose};
 use talus_sim::broad::BroadPhaseKind;
 use talus_sim::force::{
-    Coefficients, ForceModel, ForceModelError, ForceModelRegistry, PartChoice, Role,
+    Coefficients, ForceModel, ForceModelError, ForceModelRegistry, Limit, PartChoice, Role,
 };
 use talus_sim::integrate::IntegratorKind;
 use talus_sim::material::{Material, MaterialId};
@@ -250,6 +250,7 @@ pub fn build_with_shapes(
     // Shapes of every population, and the smallest critical time step of their kinds.
     let mut populations = Vec::with_capacity(s.grains.len());
     let mut critical_dt = f64::INFINITY;
+    let mut critical_limit = None;
     for (p, spec) in s.grains.iter().enumerate() {
         let field = format!("grains[{p}]");
         let files = file_shapes.0.get(p).map(Vec::as_slice).unwrap_or(&[]);
@@ -303,10 +304,13 @@ pub fn build_with_shapes(
             for v in shape.body.vertices() {
                 aligned_half = aligned_half.max((shape.body_to_input * *v).abs());
             }
-            let critical = world
-                .critical_time_step_of(id, MaterialId(material_index as u16))
+            let (critical, limit) = world
+                .critical_limit_of(id, MaterialId(material_index as u16))
                 .map_err(|e| engine(&field, e.to_string()))?;
-            critical_dt = critical_dt.min(critical);
+            if critical < critical_dt {
+                critical_dt = critical;
+                critical_limit = limit;
+            }
             shapes.push(id);
         }
         populations.push(Population {
@@ -331,12 +335,13 @@ pub fn build_with_shapes(
         return Err(invalid(
             "time.dt",
             format!(
-                "{} s is above the critical time step {} s of force model '{}' for these grains",
+                "{} s is above the critical time step {} s of force model '{}' for these grains, set by {}",
                 crate::number::short(s.time.dt),
                 crate::number::short(critical_dt),
-                s.force_model.name
+                s.force_model.name,
+                critical_limit.map_or("its stiffness", Limit::describe)
             ),
-            &format!("dt ≤ {critical_dt:.3e} s (or a softer stiffness)"),
+            &format!("dt ≤ {critical_dt:.3e} s (or softer springs)"),
         ));
     }
     let mut walls = Vec::with_capacity(s.walls.len());

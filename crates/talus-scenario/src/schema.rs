@@ -281,10 +281,10 @@ pub struct PairSpec {
 pub struct PartsSpec {
     /// The normal force (`volumetric`, `yade`, `feng`).
     pub normal: PartSpec,
-    /// The normal damping (`restitution`); default none.
+    /// The normal damping (`restitution`, `unloading`, `none`); default none.
     #[serde(default)]
     pub damping: Option<PartSpec>,
-    /// The tangential force (`spring`, `yade_shear`); default none (frictionless).
+    /// The tangential force (`spring`, `yade_shear`, `none`); default none (frictionless).
     #[serde(default)]
     pub tangential: Option<PartSpec>,
     /// The twisting resistance (`spring`); default none.

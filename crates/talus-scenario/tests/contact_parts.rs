@@ -1,6 +1,6 @@
 //! Contact laws composed of parts in a scenario: a law made of the parts of a built-in
-//! preset runs to the same bits as the preset; part names and coefficients are checked like
-//! a model's.
+//! preset runs to the same bits as the preset; the "none" damping and tangential parts are
+//! the roles left out; part names and coefficients are checked like a model's.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -105,4 +105,58 @@ fn parts_are_checked_by_name_and_coefficient() {
     })
     .unwrap_err();
     assert!(e.contains("force_model.coefficients"), "{e}");
+}
+
+#[test]
+fn a_scenario_may_name_the_none_parts() {
+    // Damping "none" and tangential "none" are the parts that add nothing: the law is the
+    // one without those roles, step for step.
+    let without = |spec: &mut ForceModelSpec| {
+        as_parts(spec);
+        if let Some(p) = &mut spec.parts {
+            p.damping = None;
+            p.tangential = None;
+        }
+    };
+    let left_out = run("left-out", without).unwrap();
+    let named = run("named-none", |spec| {
+        without(spec);
+        if let Some(p) = &mut spec.parts {
+            p.damping = Some(PartSpec::new("none", &[]));
+            p.tangential = Some(PartSpec::new("none", &[]));
+        }
+    })
+    .unwrap();
+    assert!(left_out.lines().count() > 10);
+    assert_eq!(left_out, named);
+    // They take no coefficients.
+    let e = run("none-coefficient", |spec| {
+        without(spec);
+        if let Some(p) = &mut spec.parts {
+            p.damping = Some(PartSpec::new("none", &[("restitution", 0.5)]));
+        }
+    })
+    .unwrap_err();
+    assert!(e.contains("restitution") && e.contains("none"), "{e}");
+}
+
+#[test]
+fn a_rolling_spring_stiffer_than_the_normal_one_lowers_the_critical_step() {
+    // A common rolling friction leaves the file's step alone; μ_r = 5 makes the rolling
+    // spring, 2.25 μ_r² R*² K, stiffer than the normal one by far, and the file's step is
+    // refused, naming it.
+    let with_rolling = |friction: f64| {
+        move |spec: &mut ForceModelSpec| {
+            as_parts(spec);
+            if let Some(p) = &mut spec.parts {
+                p.rolling = Some(PartSpec::new("epsd", &[("rolling_friction", friction)]));
+            }
+        }
+    };
+    run("rolling-common", with_rolling(0.1)).unwrap();
+    let e = run("rolling-stiff", with_rolling(5.0)).unwrap_err();
+    assert!(
+        e.contains("time.dt") && e.contains("rolling spring") && e.contains("dt ≤"),
+        "{e}"
+    );
 }

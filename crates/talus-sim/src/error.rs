@@ -29,7 +29,7 @@ pub enum SimError {
     },
     /// The time step exceeds what the force model allows for the grains.
     #[error(
-        "time step {dt:e} s is larger than the critical time step {critical:e} s of force model '{model}' for these grains; use dt ≤ {critical:e} s (or a softer stiffness)"
+        "time step {dt:e} s is larger than the critical time step {critical:e} s of force model '{model}' for these grains, set by {set_by}; use dt ≤ {critical:e} s (or softer springs)"
     )]
     TimeStepTooLarge {
         /// The time step.
@@ -38,6 +38,8 @@ pub enum SimError {
         critical: f64,
         /// The force model.
         model: String,
+        /// What in the model sets the critical step ([`crate::kind::Limit::describe`]).
+        set_by: &'static str,
     },
     /// A checkpoint does not fit the world it is restored into (the world was rebuilt with
     /// other shapes, materials, walls, force model or parameters, already has grains, or

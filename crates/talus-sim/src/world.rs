@@ -24,7 +24,7 @@ use crate::force::{ForceModel, MAX_HISTORY};
 use crate::integrate::{
     GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
 };
-use crate::kind::{GrainKind, critical, grain_kind};
+use crate::kind::{GrainKind, Limit, critical, grain_kind};
 use crate::laws::{ContactLaws, NO_MATERIAL};
 use crate::material::{Material, MaterialId};
 use crate::periodic::{ImageCount, Periodic};
@@ -703,14 +703,26 @@ impl World {
         shape: ShapeId,
         material: MaterialId,
     ) -> Result<f64, SimError> {
+        Ok(self.critical_limit_of(shape, material)?.0)
+    }
+
+    /// [`World::critical_time_step_of`] and what sets it (`None` without a model).
+    ///
+    /// # Errors
+    /// [`SimError::UnknownId`] for a shape or material the world does not have.
+    pub fn critical_limit_of(
+        &self,
+        shape: ShapeId,
+        material: MaterialId,
+    ) -> Result<(f64, Option<Limit>), SimError> {
         let shape = self.shapes.get(shape)?;
         let density = self.material(material)?.density;
-        Ok(critical(
+        let (dt, law) = critical(
             self.laws.all(),
             &[grain_kind(shape, density)],
             self.params.integrator,
-        )
-        .0)
+        );
+        Ok((dt, law.map(|(_, limit)| limit)))
     }
 
     pub(crate) fn check_time_step<'a>(
@@ -724,7 +736,8 @@ impl World {
             return Err(SimError::TimeStepTooLarge {
                 dt,
                 critical: limit,
-                model: law.map_or(String::new(), |m| m.name().to_string()),
+                model: law.map_or(String::new(), |(m, _)| m.name().to_string()),
+                set_by: law.map_or("", |(_, l)| l.describe()),
             });
         }
         Ok(())

@@ -1,4 +1,5 @@
-//! Contacts against physics: restitution of a head-on collision, a grain at rest on a floor,
+//! Contacts against physics: restitution of a head-on collision and of a face-down drop
+//! under Feng's law, undamped and frictionless parts, a grain at rest on a floor,
 //! sticking and sliding on an incline, momentum conservation, action and reaction, couples
 //! from the contact law, and bit-identical results for any thread count.
 
@@ -10,7 +11,8 @@ use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{Pose, generate};
 use talus_sim::force::{
     Coefficients, ComposedLaw, ContactInput, ContactLoad, ForceModel, ForceModelRegistry, Part,
-    RestitutionDamping, RollingResistance, TangentialSpring, TwistingSpring, VolumetricNormal,
+    PartChoice, RestitutionDamping, Role, RollingResistance, TangentialSpring, TwistingSpring,
+    VolumetricNormal,
 };
 use talus_sim::integrate::IntegratorKind;
 use talus_sim::material::Material;
@@ -173,6 +175,69 @@ fn energy_conserving_keeps_the_energy_of_an_oblique_spinning_collision() {
     );
 }
 
+/// A 1 cm cube arriving face down on the floor at the speed of a fall from 5 cm, under
+/// `energy_conserving` (k = 1e5 Pa, exponent 1, no friction) with `restitution`: its
+/// vertical velocity just before it touched and just after it left the floor, and the force
+/// on its face while it touched, k s².
+fn face_down_drop(restitution: f64, integrator: IntegratorKind) -> (f64, f64, f64) {
+    let (edge, k) = (0.01, 1e5);
+    let params = SimParams {
+        dt: 1e-6,
+        integrator,
+        ..SimParams::default()
+    };
+    let (mut w, cube, quartz) = cube_world(params, edge);
+    w.set_force_model(model(
+        "energy_conserving",
+        &[
+            ("stiffness", k),
+            ("restitution", restitution),
+            ("friction", 0.0),
+        ],
+    ))
+    .unwrap();
+    w.add_wall(floor()).unwrap();
+    let mut d = GrainDesc::at_rest(cube, quartz, DVec3::new(0.0, 0.0, 0.5 * edge + 1e-4));
+    d.velocity = DVec3::new(0.0, 0.0, -(2.0 * 9.81 * 0.05f64).sqrt());
+    let id = w.add_grain(d).unwrap();
+    let mut before = None;
+    let mut last = d.velocity.z;
+    for _ in 0..100_000 {
+        let contacts = w.step().contacts;
+        let v = w.grain(id).unwrap().velocity.z;
+        if contacts > 0 && before.is_none() {
+            before = Some(last);
+        }
+        if contacts == 0 && before.is_some() {
+            return (before.unwrap_or(f64::NAN), v, k * edge * edge);
+        }
+        last = v;
+    }
+    panic!("the cube did not leave the floor");
+}
+
+#[test]
+fn energy_conserving_rebounds_with_the_restitution_asked_for() {
+    // Feng's law on a flat face is a constant force F = k s² while the faces overlap; with
+    // the unloading at e² F and gravity m g, the work-energy balance over the descent,
+    // ½ m v₀² = (F − m g) δ, and over the rise, ½ m v₁² = (e² F − m g) δ, gives
+    // v₁/v₀ = √((e² F − m g)/(F − m g)): e to within m g/F (here 0.3 %).
+    let weight = DENSITY * 1e-6 * 9.81;
+    for integrator in [IntegratorKind::Verlet, IntegratorKind::Gear] {
+        for e in [0.5, 0.8] {
+            let (v0, v1, force) = face_down_drop(e, integrator);
+            let expected = ((e * e * force - weight) / (force - weight)).sqrt();
+            let measured = -v1 / v0;
+            // A contact that starts or ends within a step gets up to one step's impulse
+            // F dt more or less: 0.4 % of m v₀ here.
+            assert!(
+                (measured - expected).abs() < 0.01 * expected,
+                "{integrator:?}: restitution {e}: rebound {measured} of the impact speed, the balance gives {expected}"
+            );
+        }
+    }
+}
+
 #[test]
 fn laws_composed_of_parts_collide_as_their_parts_say() {
     // A normal part alone is elastic: restitution 1, kinetic energy kept. With the
@@ -193,6 +258,107 @@ fn laws_composed_of_parts_collide_as_their_parts_say() {
             "{integrator:?}: with restitution 0.4: e = {e}"
         );
     }
+}
+
+/// A registered part as a scenario names it: its role, its name and its coefficients.
+type Named<'a> = (Role, &'a str, &'a [(&'a str, f64)]);
+
+/// The law `name` of the registered parts `parts`, built as a scenario's
+/// `force_model.parts` is.
+fn law_of(name: &str, parts: &[Named]) -> Box<dyn ForceModel> {
+    let coefficients: Vec<Coefficients> = parts
+        .iter()
+        .map(|(_, _, c)| Coefficients(c.iter().map(|(k, v)| (k.to_string(), *v)).collect()))
+        .collect();
+    let choices: Vec<PartChoice> = parts
+        .iter()
+        .zip(&coefficients)
+        .map(|((role, name, _), coefficients)| PartChoice {
+            role: *role,
+            name,
+            coefficients,
+        })
+        .collect();
+    ForceModelRegistry::default()
+        .build_law(name, &choices)
+        .unwrap()
+}
+
+#[test]
+fn damping_none_collides_elastically() {
+    // A linear spring without a dashpot: a head-on collision of two equal cubes has
+    // restitution 1 and keeps the kinetic energy (the relative velocity reverses).
+    for integrator in [IntegratorKind::Gear, IntegratorKind::Verlet] {
+        let law = law_of(
+            "undamped",
+            &[
+                (Role::Normal, "volumetric", &[("stiffness", 1e7)]),
+                (Role::Damping, "none", &[]),
+                (Role::Tangential, "none", &[]),
+            ],
+        );
+        let (e, energy) = head_on_with(law, integrator);
+        assert!(
+            (e - 1.0).abs() < 0.01 && (energy - 1.0).abs() < 0.01,
+            "{integrator:?}: damping none: e = {e}, kinetic energy ratio {energy}"
+        );
+    }
+}
+
+/// A 1 cm cube resting face down on the floor at the depth that carries its weight,
+/// launched along x at `speed` under the volumetric law (k 1e6 Pa, restitution 0.3) with
+/// the tangential part `tangential`: its velocity and how far it went after `duration`.
+fn sliding_cube(tangential: (&str, &[(&str, f64)]), speed: f64, duration: f64) -> (DVec3, f64) {
+    let edge = 0.01;
+    let params = SimParams {
+        dt: 1e-5,
+        integrator: IntegratorKind::Verlet,
+        ..SimParams::default()
+    };
+    let (mut w, cube, quartz) = cube_world(params, edge);
+    w.set_force_model(law_of(
+        "law",
+        &[
+            (Role::Normal, "volumetric", &[("stiffness", 1e6)]),
+            (Role::Damping, "restitution", &[("restitution", 0.3)]),
+            (Role::Tangential, tangential.0, tangential.1),
+        ],
+    ))
+    .unwrap();
+    w.add_wall(floor()).unwrap();
+    // k s² δ / ℓ = m g with ℓ = 2r against a wall, r the equivalent radius.
+    let mass = DENSITY * edge.powi(3);
+    let radius = (0.75 * edge.powi(3) / std::f64::consts::PI).cbrt();
+    let depth = mass * 9.81 * 2.0 * radius / (1e6 * edge * edge);
+    let mut d = GrainDesc::at_rest(cube, quartz, DVec3::new(0.0, 0.0, 0.5 * edge - depth));
+    d.velocity = DVec3::X * speed;
+    let id = w.add_grain(d).unwrap();
+    for _ in 0..(duration / w.params().dt).round() as usize {
+        w.step();
+    }
+    let g = w.grain(id).unwrap();
+    (g.velocity, g.pose.position.x)
+}
+
+#[test]
+fn tangential_none_lets_a_cube_slide_without_friction() {
+    // Frictionless: the floor pushes along its normal only, so the cube keeps its velocity
+    // along the floor and goes v t.
+    let (speed, duration) = (0.2, 0.05);
+    let (v, x) = sliding_cube(("none", &[]), speed, duration);
+    assert!(
+        (v.x - speed).abs() < 1e-12 && v.y.abs() < 1e-12,
+        "velocity {v:?} after sliding {duration} s"
+    );
+    assert!((x - speed * duration).abs() < 1e-9, "went {x} m");
+    // The same cube with Coulomb friction μ = 0.3 slows at μ g: v = v₀ − μ g t.
+    let (v, _) = sliding_cube(("spring", &[("friction", 0.3)]), speed, duration);
+    let expected = speed - 0.3 * 9.81 * duration;
+    assert!(
+        (v.x - expected).abs() < 0.02 * (speed - expected),
+        "with friction: {} m/s, Coulomb's {expected} m/s",
+        v.x
+    );
 }
 
 /// A 1 cm cube resting on a floor that turns at `table` rad/s about the vertical through the

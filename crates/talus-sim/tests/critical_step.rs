@@ -7,11 +7,16 @@
 //! * A cube rocking on its face on the floor: it rocks at the frequency of its contact's
 //!   elastic foundation, `ω² = k s² / (2 ℓ m)` for the volumetric law, and both schemes stay
 //!   stable at the rule's step (the rocking does not grow).
+//! * A cube on the floor held by a tangential or a rolling spring far stiffer than the normal
+//!   one: each scheme becomes unstable where its limit at the mode's frequency (sliding and
+//!   rocking against the tangential spring, turning against the rolling one, from their
+//!   stiffness and inertia) says; the rule's step lies below that, the scheme is stable there,
+//!   a larger step is refused, and the step the normal spring alone would allow is unstable.
 
 use talus_geom::glam::DVec3;
 use talus_sim::force::{
     ComposedLaw, ContactInput, ContactLoad, ForceModel, GrainKind, Part, RestitutionDamping,
-    TangentialSpring, VolumetricNormal, damping_ratio,
+    RollingResistance, TangentialSpring, VolumetricNormal, damping_ratio,
 };
 use talus_sim::integrate::IntegratorKind;
 use talus_sim::{GrainDesc, GrainId, SimParams, World};
@@ -284,5 +289,195 @@ fn a_cube_rocks_on_its_contact_and_stays_stable_at_the_rules_step() {
             largest < 0.21,
             "{integrator:?} at {step} s: turns at up to {largest} rad/s from 0.2"
         );
+    }
+}
+
+/// A law that acts as `law` and has its normal stiffness and damping, but shows the rule no
+/// other spring: the step the normal spring alone would allow.
+struct NormalOnly(Box<dyn ForceModel>);
+
+impl ForceModel for NormalOnly {
+    fn name(&self) -> &str {
+        "normal_only"
+    }
+    fn history_len(&self) -> usize {
+        self.0.history_len()
+    }
+    fn load(&self, contact: &ContactInput, history: &mut [f64]) -> ContactLoad {
+        self.0.load(contact, history)
+    }
+    fn normal_stiffness(&self, area: f64, length: f64) -> f64 {
+        self.0.normal_stiffness(area, length)
+    }
+    fn damping_ratio(&self) -> f64 {
+        self.0.damping_ratio()
+    }
+}
+
+/// A spring stiffer than the normal one, holding a cube on the floor.
+#[derive(Debug, Clone, Copy)]
+enum Stiff {
+    /// A tangential spring of 400 times the normal stiffness, sticking (μ 1000).
+    Tangential,
+    /// A rolling spring of μ_r = 20: k_r = 2.25 μ_r² R*² K = 900 r² K.
+    Rolling,
+}
+
+impl Stiff {
+    /// The volumetric normal part, a restitution damping if given, and the stiff spring.
+    fn law(self, restitution: Option<f64>) -> Box<dyn ForceModel> {
+        let spring: Box<dyn Part> = match self {
+            Stiff::Tangential => Box::new(TangentialSpring {
+                friction: 1000.0,
+                stiffness_ratio: 400.0,
+            }),
+            Stiff::Rolling => Box::new(RollingResistance { friction: 20.0 }),
+        };
+        let mut parts: Vec<Box<dyn Part>> =
+            vec![Box::new(VolumetricNormal { stiffness: K }), spring];
+        if let Some(restitution) = restitution {
+            parts.push(Box::new(RestitutionDamping { restitution }));
+        }
+        Box::new(ComposedLaw::new("stiff", parts).unwrap())
+    }
+
+    /// The angular frequency of the mode the spring holds, for the cube on its face: the
+    /// contact's normal stiffness K = k s²/ℓ (ℓ = 2r against a wall) is also an elastic
+    /// foundation against rocking, K s²/12 per radian, and I = m s²/6.
+    /// * Tangential: the spring k_t at the face, s/2 below the centre, couples the slide x
+    ///   and the rock θ: stiffness k_t [[1, s/2], [s/2, s²/4]] + [[0, 0], [0, K s²/12]]
+    ///   against diag(m, I); the larger root of its characteristic equation.
+    /// * Rolling: the couple k_r = 2.25 μ_r² r² K (R* = r against a wall) and the foundation
+    ///   against I; the centre does not move without a tangential force.
+    fn omega(self) -> f64 {
+        let (m, r) = cube_mass_and_radius();
+        let s = EDGE;
+        let normal = K * s * s / (2.0 * r);
+        let inertia = m * s * s / 6.0;
+        let foundation = normal * s * s / 12.0;
+        match self {
+            Stiff::Tangential => {
+                let kt = 400.0 * normal;
+                // det(K − ω² M) = 0: a ω⁴ − b ω² + c.
+                let a = m * inertia;
+                let b = kt * inertia + m * (kt * s * s / 4.0 + foundation);
+                let c = kt * foundation;
+                ((b + (b * b - 4.0 * a * c).sqrt()) / (2.0 * a)).sqrt()
+            }
+            Stiff::Rolling => {
+                let kr = 2.25 * 20.0f64.powi(2) * r * r * normal;
+                ((kr + foundation) / inertia).sqrt()
+            }
+        }
+    }
+}
+
+/// A cube resting face down on the floor at the depth that carries its weight, held by
+/// `stiff` (with a restitution damping if given), stepped `steps` times at `dt` (unchecked when `unchecked`) after a kick that
+/// excites the spring (1 mm/s along x for the tangential spring, 1e-3 rad/s about y for the
+/// rolling one): the largest horizontal speed plus `|ω| s/2` over the run, over the kick's
+/// (the vertical bounce is no part of the modes the springs hold).
+fn held_cube(
+    (stiff, restitution): (Stiff, Option<f64>),
+    integrator: IntegratorKind,
+    dt: f64,
+    steps: usize,
+    unchecked: bool,
+) -> f64 {
+    let (mut w, cube, quartz) = world(integrator, dt, true, None);
+    let law = stiff.law(restitution);
+    if unchecked {
+        w.set_force_model(Box::new(Unchecked(law))).unwrap();
+    } else {
+        w.set_force_model(law).unwrap();
+    }
+    w.add_wall(half_space("floor", DVec3::ZERO, DVec3::Z))
+        .unwrap();
+    let (mass, radius) = cube_mass_and_radius();
+    let depth = mass * 9.81 * 2.0 * radius / (K * EDGE * EDGE);
+    let mut d = GrainDesc::at_rest(cube, quartz, DVec3::new(0.0, 0.0, 0.5 * EDGE - depth));
+    match stiff {
+        Stiff::Tangential => d.velocity = DVec3::X * 1e-3,
+        Stiff::Rolling => d.angular_velocity = DVec3::Y * 1e-3,
+    }
+    let motion = |v: DVec3, omega: DVec3| v.truncate().length() + omega.length() * 0.5 * EDGE;
+    let kick = motion(d.velocity, d.angular_velocity);
+    let id = w.add_grain(d).unwrap();
+    let mut largest: f64 = 0.0;
+    for _ in 0..steps {
+        w.step();
+        let g = w.grain(id).unwrap();
+        let now = motion(g.velocity, g.angular_velocity);
+        if !now.is_finite() {
+            return f64::INFINITY;
+        }
+        largest = largest.max(now);
+    }
+    largest / kick
+}
+
+#[test]
+fn springs_stiffer_than_the_normal_one_set_the_critical_step() {
+    for stiff in [Stiff::Tangential, Stiff::Rolling] {
+        let omega = stiff.omega();
+        for integrator in [IntegratorKind::Verlet, IntegratorKind::Gear] {
+            let what = format!("{stiff:?}, {integrator:?}");
+            // The mode's own limit: stable just below it, unstable past it. Both modes are
+            // mostly turning (in the sliding one, rocking takes 60 % of the energy), and
+            // Gear's scheme on the quaternion is stable to about 1.85 times the position
+            // scheme's limit, which the rule uses for every mode: Gear has that margin here.
+            let limit = integrator.stability_limit() / omega;
+            let past = match integrator {
+                IntegratorKind::Verlet => 1.06,
+                IntegratorKind::Gear => 2.5,
+            };
+            // An unstable rolling spring grows until it slips at its cap, μ_r R* F_n: some
+            // hundred times the kick here, where a stable one stays within 1.4 times it.
+            let below = held_cube((stiff, None), integrator, 0.97 * limit, 20_000, true);
+            let above = held_cube((stiff, None), integrator, past * limit, 20_000, true);
+            assert!(
+                below < 3.0 && above > 20.0,
+                "{what}: growth {below} at 0.97 of the mode's limit, {above} at {past}"
+            );
+            // The rule's step is below the mode's limit, not absurdly so, and stable over
+            // many steps; with a dashpot on every spring too (Gear's step then falls with
+            // the damping, Verlet's a little).
+            let (mut w, cube, quartz) = world(integrator, 1e-9, true, None);
+            w.set_force_model(stiff.law(None)).unwrap();
+            w.add_grain(GrainDesc::at_rest(cube, quartz, DVec3::ZERO))
+                .unwrap();
+            let rule = w.critical_time_step_of(cube, quartz).unwrap();
+            assert!(
+                rule < limit && rule > 0.1 * limit,
+                "{what}: the rule's step {rule} against the mode's {limit}"
+            );
+            let growth = held_cube((stiff, None), integrator, rule, 50_000, false);
+            assert!(growth < 3.0, "{what}: growth {growth} at the rule's step");
+            let mut damped = world(integrator, 1e-9, true, None).0;
+            damped.set_force_model(stiff.law(Some(0.3))).unwrap();
+            let damped_rule = damped.critical_time_step_of(cube, quartz).unwrap();
+            let growth = held_cube((stiff, Some(0.3)), integrator, damped_rule, 50_000, false);
+            assert!(
+                damped_rule <= rule && growth < 3.0,
+                "{what}, damped: growth {growth} at the rule's step {damped_rule}"
+            );
+            // A step above it is refused, naming the spring.
+            let e = w.set_dt(1.01 * rule).unwrap_err().to_string();
+            let named = match stiff {
+                Stiff::Tangential => "tangential spring",
+                Stiff::Rolling => "rolling spring",
+            };
+            assert!(e.contains(named) && e.contains("use dt ≤"), "{what}: {e}");
+            // The step the normal spring alone allows is past the mode's limit: without
+            // counting the spring, the rule would allow a blow-up.
+            w.set_force_model(Box::new(NormalOnly(stiff.law(None))))
+                .unwrap();
+            let normal_only = w.critical_time_step_of(cube, quartz).unwrap();
+            let growth = held_cube((stiff, None), integrator, normal_only, 20_000, true);
+            assert!(
+                normal_only > limit && growth > 20.0,
+                "{what}: the normal spring alone allows {normal_only} (the mode's limit {limit}), growth {growth}"
+            );
+        }
     }
 }

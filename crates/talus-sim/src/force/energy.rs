@@ -9,8 +9,11 @@
 //! The pressure acts on the whole contact surface: the force at the overlap's centroid, and
 //! the couple `w'(V) ∫ (x − c) × dS` of that pressure about it, without which a turning
 //! contact would gain or lose energy.
-//! Friction is the tangential spring of [`super::TangentialSpring`]; optional damping from a
-//! restitution below 1 as in `volumetric` (and then, of course, energy is not conserved).
+//! Friction is the tangential spring of [`super::TangentialSpring`]. A restitution below 1
+//! (and then, of course, energy is not conserved) unloads the contact at e² of its force
+//! ([`super::UnloadingDamping`]), not through `volumetric`'s dashpot: that dashpot is sized
+//! for a linear spring, and a flat contact's force `k A` here does not grow with the depth,
+//! so that a dashpot would take a share of the energy that depends on the impact speed.
 
 use super::CoefficientSpec;
 use super::ContactInput;

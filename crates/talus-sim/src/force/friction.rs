@@ -13,7 +13,7 @@ use talus_geom::glam::DVec3;
 use super::CoefficientSpec;
 use super::ContactInput;
 use super::part::PartEntry;
-use super::part::{Part, Partial, Role};
+use super::part::{Part, Partial, Role, Spring};
 use super::registry::{Mixing, non_negative, positive};
 
 /// Parameters of the tangential spring.
@@ -104,7 +104,34 @@ impl Part for TangentialSpring {
             partial.damping,
         );
     }
+
+    fn spring(&self, normal: f64, _area: f64, _length: f64) -> Option<Spring> {
+        Some(Spring::Force(self.stiffness_ratio * normal))
+    }
 }
+
+/// The tangential part that adds nothing: frictionless contacts, whose force lies along the
+/// normal. A law without a tangential part is the same law; this part lets a scenario say so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NoTangential;
+
+impl Part for NoTangential {
+    fn role(&self) -> Role {
+        Role::Tangential
+    }
+
+    fn apply(&self, _contact: &ContactInput, _partial: &mut Partial, _history: &mut [f64]) {}
+}
+
+/// The registration of the frictionless part.
+pub(super) const NONE_ENTRY: PartEntry = PartEntry {
+    role: Role::Tangential,
+    name: "none",
+    description: "no tangential force: frictionless contacts (as when the role is left out)",
+    coefficients: &[],
+    history: &[],
+    build: |_| Box::new(NoTangential),
+};
 
 /// μ of the tangential spring.
 pub(super) const FRICTION: CoefficientSpec = CoefficientSpec {

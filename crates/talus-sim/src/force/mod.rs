@@ -29,12 +29,12 @@ mod twisting;
 mod volumetric;
 mod yade;
 
-pub use crate::kind::{GrainKind, critical_time_step};
+pub use crate::kind::{GrainKind, Limit, critical_time_step, critical_time_step_and_limit};
 pub use cohesion::{AreaCohesion, CapillaryBridge};
-pub use damping::{RestitutionDamping, damping_ratio};
+pub use damping::{NoDamping, RestitutionDamping, UnloadingDamping, damping_ratio};
 pub use energy::FengNormal;
-pub use friction::TangentialSpring;
-pub use part::{ComposedLaw, CompositionError, Part, PartEntry, Partial, Role};
+pub use friction::{NoTangential, TangentialSpring};
+pub use part::{ComposedLaw, CompositionError, Part, PartEntry, Partial, Role, Spring};
 pub use registry::{
     CoefficientSpec, Coefficients, ForceModelError, ForceModelRegistry, Mixing, ModelEntry,
     PartChoice,
@@ -134,6 +134,16 @@ impl ContactLoad {
     }
 }
 
+/// The stiffest springs of a contact law beside its normal one at one contact: what the
+/// critical time step counts beside the normal stiffness (see [`crate::kind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SideSprings {
+    /// The stiffest force in the tangent plane, per displacement there (N/m).
+    pub force: f64,
+    /// The stiffest couple, per radian of relative turn (N m/rad).
+    pub couple: f64,
+}
+
 /// Most history values a force model may keep per contact: they are stored inline in the
 /// contact list, without a heap allocation per contact.
 pub const MAX_HISTORY: usize = 8;
@@ -156,6 +166,15 @@ pub trait ForceModel: Send + Sync {
     /// between grains of characteristic length `length`: the basis of the critical time
     /// step.
     fn normal_stiffness(&self, area: f64, length: f64) -> f64;
+
+    /// The stiffest of the law's tangential, twisting and rolling springs at a contact of
+    /// projected area `area` between grains of characteristic length `length`, each at its
+    /// largest lever (see [`crate::kind`]): the critical time step counts them where they
+    /// are stiffer than the normal spring. None by default.
+    fn side_springs(&self, area: f64, length: f64) -> SideSprings {
+        let _ = (area, length);
+        SideSprings::default()
+    }
 
     /// The damping ratio ζ of the normal dashpot (zero without one): with the stiffness,
     /// what the integrator's stable step depends on ([`critical_time_step`]).

@@ -8,7 +8,7 @@ use talus_geom::glam::DVec3;
 
 use std::collections::BTreeMap;
 
-use super::{CoefficientSpec, ContactInput, ContactLoad, ForceModel, MAX_HISTORY};
+use super::{CoefficientSpec, ContactInput, ContactLoad, ForceModel, MAX_HISTORY, SideSprings};
 
 /// The role of a part in a law: a law has at most one part of each role, and they are met
 /// in this order.
@@ -51,8 +51,10 @@ pub struct Partial {
     /// The normal force along the overlap normal, positive pushing the grains apart: the
     /// elastic force, then with the damping added.
     pub normal: f64,
-    /// The dashpot coefficient of the normal direction (force per velocity), from the
-    /// damping part; zero without one.
+    /// The dashpot coefficient (force per velocity) the damping part sets for the normal
+    /// direction, from which the tangential, twisting and rolling parts scale theirs; zero
+    /// without one. A damping without a normal dashpot (by unloading) gives the one of its
+    /// damping ratio.
     pub damping: f64,
     /// The force in the tangent plane on the second grain.
     pub tangential: DVec3,
@@ -61,6 +63,16 @@ pub struct Partial {
     /// An attraction along the normal, pulling the grains together (from the cohesion
     /// part); it does not count towards the friction limits, which follow `normal`.
     pub cohesion: f64,
+}
+
+/// A part's spring beside the normal one, as the critical time step counts it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Spring {
+    /// A force in the tangent plane at the contact, of this stiffness (N/m): it moves the
+    /// grain along the plane and turns it by the contact's arm.
+    Force(f64),
+    /// A couple of this stiffness (N m per radian): it turns the grain only.
+    Couple(f64),
 }
 
 /// One part of a contact law.
@@ -79,6 +91,16 @@ pub trait Part: Send + Sync {
     /// For a normal part: the stiffness dF/dδ of a contact of projected `area` between
     /// grains of characteristic `length` (the basis of the critical time step).
     fn normal_stiffness(&self, _area: f64, _length: f64) -> Option<f64> {
+        None
+    }
+
+    /// For a part with a spring beside the normal one (tangential, twisting, rolling): its
+    /// stiffness at a contact of normal stiffness `normal` and projected `area` between two
+    /// grains of characteristic `length` (their equivalent radius), at its largest lever
+    /// (a rolling radius reaches the grain's equivalent radius against a wall). The critical
+    /// time step counts it where it is stiffer than the normal spring; a part whose spring
+    /// can be stiff must give it, or a step the rule allows may be unstable.
+    fn spring(&self, _normal: f64, _area: f64, _length: f64) -> Option<Spring> {
         None
     }
 
@@ -215,6 +237,19 @@ impl ForceModel for ComposedLaw {
             .first()
             .and_then(|(p, _)| p.normal_stiffness(area, length))
             .unwrap_or(0.0)
+    }
+
+    fn side_springs(&self, area: f64, length: f64) -> SideSprings {
+        let normal = self.normal_stiffness(area, length);
+        let mut side = SideSprings::default();
+        for (part, _) in &self.parts {
+            match part.spring(normal, area, length) {
+                Some(Spring::Force(k)) => side.force = side.force.max(k),
+                Some(Spring::Couple(k)) => side.couple = side.couple.max(k),
+                None => {}
+            }
+        }
+        side
     }
 
     fn damping_ratio(&self) -> f64 {

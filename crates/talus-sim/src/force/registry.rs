@@ -233,23 +233,26 @@ const BUILT_IN: [ModelEntry; 3] = [
     },
     ModelEntry {
         name: "energy_conserving",
-        description: "Feng's potential-based law F = w'(V) S: a pressure on the projected contact area",
+        description: "Feng's potential-based law F = w'(V) S: a pressure on the projected contact area, unloading at e² of it, Coulomb friction with a tangential spring",
         coefficients: ENERGY,
         history: &["spring_x", "spring_y", "spring_z"],
         build: |c| {
-            let parts = [energy::ENTRY, damping::ENTRY, friction::ENTRY];
+            let parts = [energy::ENTRY, damping::UNLOADING_ENTRY, friction::ENTRY];
             preset("energy_conserving", parts.map(|p| (p.build)(c)).into())
         },
     },
 ];
 
 /// The built-in parts.
-const BUILT_IN_PARTS: [PartEntry; 10] = [
+const BUILT_IN_PARTS: [PartEntry; 13] = [
     volumetric::ENTRY,
     yade::NORMAL_ENTRY,
     energy::ENTRY,
     damping::ENTRY,
+    damping::NONE_ENTRY,
+    damping::UNLOADING_ENTRY,
     friction::ENTRY,
+    friction::NONE_ENTRY,
     yade::SHEAR_ENTRY,
     twisting::ENTRY,
     rolling::ENTRY,

@@ -17,7 +17,7 @@ use talus_geom::glam::DVec3;
 use super::CoefficientSpec;
 use super::ContactInput;
 use super::friction::{into_tangent_plane, slip};
-use super::part::{Part, PartEntry, Partial, Role};
+use super::part::{Part, PartEntry, Partial, Role, Spring};
 use super::registry::Mixing;
 use super::registry::non_negative;
 
@@ -59,6 +59,15 @@ impl Part for RollingResistance {
         let (couple, angle) = slip(couple, angle, stiffness, limit);
         history[..3].copy_from_slice(&angle.to_array());
         partial.torque += couple;
+    }
+
+    fn spring(&self, normal: f64, _area: f64, length: f64) -> Option<Spring> {
+        // Between two grains R* is half their length; against a wall it is the grain's
+        // equivalent radius, the length itself: the stiffer.
+        let lever = self.friction * length;
+        Some(Spring::Couple(
+            Self::STIFFNESS_FACTOR * lever * lever * normal,
+        ))
     }
 }
 

@@ -14,7 +14,7 @@ use std::f64::consts::PI;
 use super::CoefficientSpec;
 use super::ContactInput;
 use super::friction::{FRICTION, TANGENTIAL_RATIO};
-use super::part::{Part, PartEntry, Partial, Role};
+use super::part::{Part, PartEntry, Partial, Role, Spring};
 
 /// The twisting spring–slider.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -53,6 +53,12 @@ impl Part for TwistingSpring {
         }
         history[0] = twist;
         partial.torque += n * torque;
+    }
+
+    fn spring(&self, normal: f64, area: f64, _length: f64) -> Option<Spring> {
+        Some(Spring::Couple(
+            self.stiffness_ratio * normal * area / (2.0 * PI),
+        ))
     }
 }
 

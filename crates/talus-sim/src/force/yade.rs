@@ -15,7 +15,7 @@ use talus_geom::glam::DVec3;
 use super::CoefficientSpec;
 use super::ContactInput;
 use super::part::PartEntry;
-use super::part::{Part, Partial, Role};
+use super::part::{Part, Partial, Role, Spring};
 use super::registry::{Mixing, positive};
 
 /// The normal part of `volumetric_yade`: `F_n = k_n V`, stiffness `k_n A`.
@@ -83,6 +83,11 @@ impl Part for YadeShear {
         }
         history[..3].copy_from_slice(&shear.to_array());
         partial.tangential = shear;
+    }
+
+    fn spring(&self, _normal: f64, _area: f64, _length: f64) -> Option<Spring> {
+        // The force grows by k_s per displacement whatever the contact's size.
+        Some(Spring::Force(self.stiffness))
     }
 }
 
