@@ -449,7 +449,8 @@ fn conveyor(study: &Study, docs: &Path, out: &mut String) {
     );
 }
 
-/// Θ_m and Θ_r of the dripped heap: one grid point, several seeds.
+/// Θ_m and Θ_r of the dripped heap, and of each of its flanks: one grid point, several
+/// seeds.
 fn stability(study: &Study, _docs: &Path, out: &mut String) {
     let _ = writeln!(
         out,
@@ -465,6 +466,16 @@ fn stability(study: &Study, _docs: &Path, out: &mut String) {
             "repose_angle_deg",
         ),
         ("Θ_m − Θ_r [°]", "stability_minus_repose_deg"),
+        (
+            "Θ_m of the near face [°]",
+            "max_stability_angle_near_face_deg",
+        ),
+        (
+            "Θ_m of the far face [°]",
+            "max_stability_angle_far_face_deg",
+        ),
+        ("Θ_r of the near face [°]", "repose_angle_near_face_deg"),
+        ("Θ_r of the far face [°]", "repose_angle_far_face_deg"),
         ("avalanches", "avalanches"),
     ] {
         for row in &study.rows {

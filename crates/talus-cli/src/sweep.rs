@@ -133,7 +133,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, String> {
             ));
         }
     }
-    let dir = SweepDir::open(&out, &plan, args.force).map_err(|e| e.to_string())?;
+    let mut dir = SweepDir::open(&out, &plan, args.force).map_err(|e| e.to_string())?;
     let threads = if args.threads == 0 {
         (cores / jobs).max(1)
     } else {
@@ -186,7 +186,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, String> {
         restart: args.force,
     };
     let events = execute(&plan, &dir, options, &report);
-    let results = write_results(&plan, &dir, &events).map_err(|e| e.to_string())?;
+    let results = write_results(&plan, &mut dir, &events).map_err(|e| e.to_string())?;
     let count = |statuses: &[&str]| {
         results
             .records

@@ -434,3 +434,134 @@ fn bad_sweeps_are_refused_before_anything_runs() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The arguments of a sweep of `file` over three frictions into `out`, each run `end`
+/// seconds long.
+fn friction_sweep(file: &Path, out: &Path, end: &str) -> Vec<String> {
+    [
+        "sweep",
+        file.to_str().unwrap(),
+        "--vary",
+        "force_model.coefficients.friction=0.2,0.5,0.8",
+        "--set",
+        &format!("time.end={end}"),
+        "--threads",
+        "1",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn files_of_the_user_in_a_sweep_directory_survive_reruns() {
+    let dir = scratch("user-files");
+    let file = dir.join("s.ron");
+    std::fs::write(&file, SCENARIO).unwrap();
+    let out = dir.join("sweep");
+    let args = friction_sweep(&file, &out, "0.02");
+    let first = talus(&strs(&args));
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    // A figure and notes of the user's beside the sweep's own, and the temporary file of a
+    // write that a killed sweep left behind.
+    std::fs::write(out.join("plots/mine.png"), b"my figure").unwrap();
+    std::fs::write(out.join("notes.txt"), b"my notes").unwrap();
+    let stale = out.join(".sweep.csv.tmp.4242.0");
+    std::fs::write(&stale, b"half a table").unwrap();
+    let again = talus(&strs(&args));
+    assert!(again.status.success(), "{}", text(&again.stderr));
+    assert!(!stale.exists(), "the stale temporary file was kept");
+    let mut forced = args.clone();
+    forced.push("--force".into());
+    let rerun = talus(&strs(&forced));
+    assert!(rerun.status.success(), "{}", text(&rerun.stderr));
+    assert_eq!(
+        std::fs::read(out.join("plots/mine.png")).unwrap(),
+        b"my figure"
+    );
+    assert_eq!(std::fs::read(out.join("notes.txt")).unwrap(), b"my notes");
+    // The sweep's list of its files names what it wrote, and nothing of the user's.
+    let manifest = std::fs::read_to_string(out.join(".talus-sweep-files")).unwrap();
+    let listed: Vec<&str> = manifest.lines().collect();
+    for own in [
+        "sweep.json",
+        "sweep.csv",
+        "sweep_means.csv",
+        "report.html",
+        "plots/mean_coordination_vs_friction.png",
+    ] {
+        assert!(listed.contains(&own), "{own} in {listed:?}");
+    }
+    assert!(!manifest.contains("mine.png") && !manifest.contains("notes.txt"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_running_sweep_locks_its_directory_and_a_table_of_the_users_is_refused() {
+    let dir = scratch("running");
+    let file = dir.join("s.ron");
+    std::fs::write(&file, SCENARIO).unwrap();
+    let out = dir.join("sweep");
+    // Long runs, so that the sweep is still running while the others try.
+    let args = friction_sweep(&file, &out, "20.0");
+    let mut first = Command::new(TALUS)
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The plan is written once the directory is locked.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !out.join("sweep.json").exists() {
+        assert!(Instant::now() < deadline, "the sweep wrote no plan");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The same sweep again, and a run into the sweep's directory: the same lock refuses
+    // both.
+    for second in [
+        strs(&args),
+        vec![
+            "run",
+            file.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    ] {
+        let result = talus(&second);
+        assert_eq!(result.status.code(), Some(1), "{second:?}");
+        let stderr = text(&result.stderr);
+        assert!(
+            stderr.contains(&format!("another talus process (pid {})", first.id())),
+            "{second:?}: {stderr}"
+        );
+    }
+    assert!(
+        first.try_wait().unwrap().is_none(),
+        "the sweep ended before the others tried"
+    );
+    first.kill().unwrap();
+    first.wait().unwrap();
+    // Killed before it wrote its table: a table of the user's put there since is not the
+    // sweep's, and the sweep resumed there refuses to overwrite it.
+    assert!(!out.join("sweep.csv").exists());
+    std::fs::write(out.join("sweep.csv"), "my table").unwrap();
+    let resumed = talus(&strs(&args));
+    assert_eq!(resumed.status.code(), Some(1));
+    let stderr = text(&resumed.stderr);
+    assert!(
+        stderr.contains("(sweep.csv)") && stderr.contains("never overwrites"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("sweep.csv")).unwrap(),
+        "my table"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -798,7 +798,8 @@ pub enum MeasurementSpec {
     /// `avalanche_drop_deg` is an avalanche: Θ_m is the mean slope of the quiet states just
     /// before avalanches, Θ_r the mean of those just after.
     MaxStability {
-        /// Horizontal direction along which the measured flank falls (from the heap's top).
+        /// Horizontal direction along which the measured flank falls (from the heap's top);
+        /// with both flanks, from the near flank's foot over the apex to the far flank's.
         direction: Vec3,
         /// Height of the plate the heap stands on (m).
         floor: f64,
@@ -818,6 +819,13 @@ pub enum MeasurementSpec {
         /// to have a slope); default 0.
         #[serde(default)]
         min_grains: Option<usize>,
+        /// The heap's flanks in the range: `One` (default) falls along `direction`; `Both`
+        /// is a heap with its apex inside the range, each flank fitted on its own side of
+        /// the highest bin. An avalanche runs down one flank at a time, so each flank's
+        /// avalanches are found in its own sequence of quiet slopes: Θ_m and Θ_r are
+        /// reported for each flank and as their mean.
+        #[serde(default)]
+        flanks: Flanks,
     },
     /// Transport on a vibrating conveyor (§1.2.2, fig. 1.4): the grains' mean velocity along
     /// `direction`, from their mean displacement over `window` and over `sub_windows` equal

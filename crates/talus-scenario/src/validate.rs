@@ -1130,6 +1130,7 @@ impl Checker {
                 fit,
                 avalanche_drop_deg,
                 min_grains,
+                flanks: _,
             } => {
                 self.surface_fit(f, *direction, *floor, *range, *bins, *fit, s);
                 if let Some(d) = avalanche_drop_deg

@@ -123,6 +123,34 @@ pub fn stability_angles(slopes: &[f64], drop_deg: f64) -> Option<StabilityAngles
     })
 }
 
+/// Θ_m and Θ_r of a heap with two flanks from each flank's own (found in that flank's
+/// sequence of quiet slopes, since an avalanche runs down one flank at a time): the means of
+/// the two flanks' angles; each spread is that of the mean of one value from each flank,
+/// ½ √(s_near² + s_far²); the avalanches of both flanks, in the order the heap went through
+/// them (their indices refer to the same quiet states).
+#[must_use]
+pub fn mean_of_flanks(near: &StabilityAngles, far: &StabilityAngles) -> StabilityAngles {
+    let mean = |a: f64, b: f64| 0.5 * (a + b);
+    let spread = |a: f64, b: f64| 0.5 * a.hypot(b);
+    let mut avalanches: Vec<Avalanche> = near
+        .avalanches
+        .iter()
+        .chain(&far.avalanches)
+        .copied()
+        .collect();
+    avalanches.sort_by_key(|a| (a.before, a.after));
+    StabilityAngles {
+        max_stability_deg: mean(near.max_stability_deg, far.max_stability_deg),
+        max_stability_spread_deg: spread(
+            near.max_stability_spread_deg,
+            far.max_stability_spread_deg,
+        ),
+        repose_deg: mean(near.repose_deg, far.repose_deg),
+        repose_spread_deg: spread(near.repose_spread_deg, far.repose_spread_deg),
+        avalanches,
+    }
+}
+
 /// Mean and sample standard deviation (0 for one value) of a non-empty list.
 #[must_use]
 pub fn mean_and_spread(values: &[f64]) -> (f64, f64) {
@@ -192,6 +220,35 @@ mod tests {
                 after_deg: 31.0
             }]
         );
+    }
+
+    #[test]
+    fn two_flanks_give_the_means_of_their_angles() {
+        // Near flank: teeth from 28° to 34° and back to 28°, twice; far flank: one tooth
+        // from 24° to 30° and back to 25°, at other quiet states.
+        let near = [28.0, 31.0, 34.0, 28.0, 31.0, 34.0, 28.0, 29.0, 30.0];
+        let far = [24.0, 24.0, 24.0, 24.0, 27.0, 27.0, 27.0, 30.0, 25.0];
+        let n = stability_angles(&near, 2.0).unwrap();
+        let f = stability_angles(&far, 2.0).unwrap();
+        assert_eq!((n.max_stability_deg, n.repose_deg), (34.0, 28.0));
+        assert_eq!((f.max_stability_deg, f.repose_deg), (30.0, 25.0));
+        let heap = mean_of_flanks(&n, &f);
+        assert_eq!(heap.max_stability_deg, 32.0);
+        assert_eq!(heap.repose_deg, 26.5);
+        // Both near avalanches had the same peaks and troughs: no spread; the far flank's
+        // single avalanche has none either.
+        assert_eq!(heap.max_stability_spread_deg, 0.0);
+        let befores: Vec<usize> = heap.avalanches.iter().map(|a| a.before).collect();
+        assert_eq!(befores, vec![2, 5, 7]);
+        // Spreads add in quadrature, halved: one value from each flank.
+        let spread = |s: f64| StabilityAngles {
+            max_stability_spread_deg: s,
+            repose_spread_deg: s,
+            ..n.clone()
+        };
+        let mixed = mean_of_flanks(&spread(3.0), &spread(4.0));
+        assert!((mixed.max_stability_spread_deg - 2.5).abs() < 1e-15);
+        assert!((mixed.repose_spread_deg - 2.5).abs() < 1e-15);
     }
 
     #[test]

@@ -16,6 +16,11 @@
 //!   refused instead of interleaving its rows with the first one's;
 //! * temporary files of an atomic write that a killed run left behind are removed when the
 //!   directory is next opened.
+//!
+//! The machinery ([`OwnedDir`]) serves every kind of directory talus writes into: a run's
+//! ([`RunDir`], the names of [`RunNames`]) and a sweep's (`crate::sweep::dir`), each with its
+//! own names and manifest; all take the same lock file, so that two talus processes never
+//! write into one directory, whatever each of them is doing there.
 
 use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
@@ -119,15 +124,302 @@ fn temp_target(file_name: &str) -> Option<&str> {
     (digits(pid) && digits(n)).then_some(target)
 }
 
-/// An output directory opened for writing: locked, with its manifest.
+/// The names of the files talus writes into one kind of output directory: what its
+/// manifest may list, what is looked for before anything is written there, and which
+/// temporary files are stale.
+pub trait OwnNames {
+    /// The manifest's file name (at the top of the directory).
+    fn manifest(&self) -> &'static str;
+    /// The folders, besides the top of the directory, that hold files of talus's.
+    fn folders(&self) -> &'static [&'static str];
+    /// Whether `rel` (a `/`-separated path relative to the directory) names one of those
+    /// files.
+    fn is_own(&self, rel: &str) -> bool;
+}
+
+/// The names of a run's files (see [`is_own_name`]), listed in [`MANIFEST_FILE`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunNames;
+
+impl OwnNames for RunNames {
+    fn manifest(&self) -> &'static str {
+        MANIFEST_FILE
+    }
+
+    fn folders(&self) -> &'static [&'static str] {
+        &[FRAMES_DIR, PLOTS_DIR]
+    }
+
+    fn is_own(&self, rel: &str) -> bool {
+        is_own_name(rel)
+    }
+}
+
+/// A directory talus writes into, locked for as long as the value lives, with the manifest
+/// of the files talus wrote there. Nothing is written into the directory until a file is
+/// claimed (or stale temporaries are removed), so a directory refused after locking keeps
+/// everything it held.
 #[derive(Debug)]
-pub struct RunDir {
+pub struct OwnedDir<N> {
     root: PathBuf,
+    names: N,
     /// Held open for the lifetime of the value: closing it releases the lock.
     _lock: File,
-    manifest: File,
+    /// The manifest opened for appending, once a file is first recorded.
+    manifest: Option<File>,
     /// Files listed in the manifest.
     listed: BTreeSet<String>,
+}
+
+impl<N: OwnNames> OwnedDir<N> {
+    /// Locks `root` (an existing directory) and reads its manifest.
+    ///
+    /// # Errors
+    /// [`ScenarioError::OutputDir`] if another process writes into it;
+    /// [`ScenarioError::Io`] for failures of the file system.
+    pub fn lock(root: &Path, names: N) -> Result<OwnedDir<N>, ScenarioError> {
+        let lock = lock(root, LOCK_FILE)?;
+        let listed = read_manifest(root, &names)?;
+        Ok(OwnedDir {
+            root: root.to_path_buf(),
+            names,
+            _lock: lock,
+            manifest: None,
+            listed,
+        })
+    }
+
+    /// The directory.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// The path of `rel` (a `/`-separated name relative to the directory).
+    #[must_use]
+    pub fn join(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// Whether the manifest lists `rel`.
+    #[must_use]
+    pub fn lists(&self, rel: &str) -> bool {
+        self.listed.contains(rel)
+    }
+
+    /// Whether the directory has a manifest at all.
+    #[must_use]
+    pub fn has_manifest(&self) -> bool {
+        self.manifest.is_some() || self.join(self.names.manifest()).is_file()
+    }
+
+    /// The files in the directory under names talus writes, listed or not.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Io`] if a folder cannot be read.
+    pub fn present(&self) -> Result<BTreeSet<String>, ScenarioError> {
+        let mut found = BTreeSet::new();
+        for folder in std::iter::once(None).chain(self.names.folders().iter().map(Some)) {
+            let dir = folder.map_or_else(|| self.root.clone(), |f| self.root.join(f));
+            let entries = match fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(e)
+                    if folder.is_some()
+                        && matches!(
+                            e.kind(),
+                            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                        ) =>
+                {
+                    continue;
+                }
+                Err(source) => return Err(io_error(&dir, source)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(|source| io_error(&dir, source))?;
+                if let Some(name) = entry.file_name().to_str() {
+                    let rel = folder.map_or_else(|| name.to_string(), |f| format!("{f}/{name}"));
+                    if self.names.is_own(&rel) {
+                        found.insert(rel);
+                    }
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Refuses the directory if it holds a file under a name talus writes that the manifest
+    /// does not list: that file is the user's. `note` is added to the message (say, what a
+    /// flag of the command does not do).
+    ///
+    /// # Errors
+    /// [`ScenarioError::OutputDir`] naming those files; [`ScenarioError::Io`] if a folder
+    /// cannot be read.
+    pub fn refuse_foreign(&self, note: &str) -> Result<(), ScenarioError> {
+        let present = self.present()?;
+        let foreign: Vec<&String> = present.iter().filter(|f| !self.lists(f)).collect();
+        if foreign.is_empty() {
+            return Ok(());
+        }
+        Err(dir_error(
+            &self.root,
+            format!(
+                "holds {} that talus would write but did not write here ({}): talus never \
+                 overwrites files that are not its own{note}; move them elsewhere or choose \
+                 another --out",
+                plural(foreign.len(), "file"),
+                list(foreign.iter().map(|s| s.as_str())),
+            ),
+        ))
+    }
+
+    /// The files the manifest lists that are in the directory.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Io`] if a folder cannot be read.
+    pub fn listed_present(&self) -> Result<Vec<String>, ScenarioError> {
+        let present = self.present()?;
+        Ok(self
+            .listed
+            .iter()
+            .filter(|f| present.contains(*f))
+            .cloned()
+            .collect())
+    }
+
+    /// Records `rel` in the manifest (once), before the file is first written, and returns
+    /// its path. Folders on the way are created.
+    ///
+    /// # Errors
+    /// [`ScenarioError::OutputDir`] if a file the manifest does not list is already there
+    /// (a file of the user's under a name talus writes); [`ScenarioError::Io`] if the
+    /// manifest cannot be extended or a folder created.
+    pub fn claim(&mut self, rel: &str) -> Result<PathBuf, ScenarioError> {
+        let path = self.join(rel);
+        if self.listed.contains(rel) {
+            return Ok(path);
+        }
+        debug_assert!(
+            self.names.is_own(rel),
+            "{rel} is not a name talus writes here"
+        );
+        if path.symlink_metadata().is_ok() {
+            return Err(dir_error(
+                &path,
+                "is not a file of talus's here (the list of the files talus wrote in this \
+                 directory does not name it): talus never overwrites files that are not its \
+                 own; move it elsewhere"
+                    .into(),
+            ));
+        }
+        if let Some(parent) = path.parent() {
+            fs::create_dir_all(parent).map_err(|source| io_error(parent, source))?;
+        }
+        self.record(rel)?;
+        Ok(path)
+    }
+
+    /// Records `rel`, a file already in the directory, as one of talus's: for directories
+    /// an older talus wrote without a manifest.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Io`] if the manifest cannot be extended.
+    pub fn adopt(&mut self, rel: &str) -> Result<(), ScenarioError> {
+        if self.listed.contains(rel) || !self.names.is_own(rel) {
+            return Ok(());
+        }
+        self.record(rel)
+    }
+
+    /// Appends `rel` to the manifest, synced: the line is on disk before the file it names
+    /// exists.
+    fn record(&mut self, rel: &str) -> Result<(), ScenarioError> {
+        let path = self.join(self.names.manifest());
+        let manifest = match &mut self.manifest {
+            Some(file) => file,
+            None => self.manifest.insert(open_manifest(&path)?),
+        };
+        manifest
+            .write_all(format!("{rel}\n").as_bytes())
+            .and_then(|()| manifest.sync_data())
+            .map_err(|source| io_error(&path, source))?;
+        self.listed.insert(rel.to_string());
+        Ok(())
+    }
+
+    /// Removes exactly the files the manifest lists, then the folders if they are left
+    /// empty, and empties the manifest. Anything else stays.
+    ///
+    /// # Errors
+    /// [`ScenarioError::OutputDir`] naming a file that cannot be removed;
+    /// [`ScenarioError::Io`] if the manifest cannot be emptied.
+    pub fn remove_listed(&mut self) -> Result<(), ScenarioError> {
+        for rel in &self.listed {
+            let path = self.root.join(rel);
+            match fs::remove_file(&path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                    return Err(dir_error(
+                        &path,
+                        format!("cannot remove this file of the earlier run: {e}"),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        for folder in self.names.folders() {
+            // Fails (and is meant to) when the folder holds files of the user's.
+            let _ = fs::remove_dir(self.root.join(folder));
+        }
+        let path = self.join(self.names.manifest());
+        if self.manifest.is_none() && path.is_file() {
+            self.manifest = Some(open_manifest(&path)?);
+        }
+        if let Some(manifest) = &mut self.manifest {
+            manifest
+                .set_len(0)
+                .and_then(|()| manifest.sync_data())
+                .map_err(|source| io_error(&path, source))?;
+        }
+        self.listed.clear();
+        Ok(())
+    }
+
+    /// Removes temporary files of atomic writes of talus's files, which a process killed
+    /// during a write leaves behind. Only called while the lock is held, so no other talus
+    /// process is writing them.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Io`] if one cannot be removed.
+    pub fn remove_stale_temps(&self) -> Result<(), ScenarioError> {
+        for folder in std::iter::once(None).chain(self.names.folders().iter().map(Some)) {
+            let dir = folder.map_or_else(|| self.root.clone(), |f| self.root.join(f));
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(target) = name.to_str().and_then(temp_target) else {
+                    continue;
+                };
+                let rel = folder.map_or_else(|| target.to_string(), |f| format!("{f}/{target}"));
+                if self.names.is_own(&rel) {
+                    let path = entry.path();
+                    fs::remove_file(&path).map_err(|source| io_error(&path, source))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether nothing was ever recorded in the manifest.
+    fn is_empty(&self) -> bool {
+        self.listed.is_empty()
+    }
+}
+
+/// An output directory of a run opened for writing: locked, with its manifest.
+#[derive(Debug)]
+pub struct RunDir {
+    dir: OwnedDir<RunNames>,
     /// Whether the files of an earlier run are to be removed before the new one writes.
     replace: bool,
     /// Whether the directory was made for this run (then it goes again if nothing is
@@ -157,40 +449,31 @@ impl RunDir {
         }
         let created = !root.exists();
         fs::create_dir_all(root).map_err(|source| io_error(root, source))?;
-        let lock = lock(root, LOCK_FILE)?;
-        let listed = read_manifest(root)?;
-        let present = own_files_present(root)?;
-        let foreign: Vec<&String> = present.iter().filter(|f| !listed.contains(*f)).collect();
-        if !foreign.is_empty() {
-            return Err(dir_error(
-                root,
-                format!(
-                    "holds {} that talus would write but did not write here ({}): talus never \
-                     overwrites files that are not its own{}; move them elsewhere or choose \
-                     another --out",
-                    plural(foreign.len(), "file"),
-                    list(foreign.iter().map(|s| s.as_str())),
-                    if replace {
-                        " (--force replaces only the files of an earlier talus run)"
-                    } else {
-                        ""
-                    }
-                ),
-            ));
-        }
-        let earlier: Vec<&String> = listed.iter().filter(|f| present.contains(*f)).collect();
+        let dir = OwnedDir::lock(root, RunNames)?;
+        let run = RunDir {
+            dir,
+            replace,
+            created,
+        };
+        run.dir.refuse_foreign(if replace {
+            " (--force replaces only the files of an earlier talus run)"
+        } else {
+            ""
+        })?;
+        let earlier = run.dir.listed_present()?;
         if !earlier.is_empty() && !replace {
             return Err(dir_error(
                 root,
                 format!(
                     "already holds a run ({}); continue it with `talus resume {}`, choose another \
                      --out, or pass --force to replace that run's files",
-                    list(earlier.iter().map(|s| s.as_str())),
+                    list(earlier.iter().map(String::as_str)),
                     root.display()
                 ),
             ));
         }
-        RunDir::opened(root, lock, listed, replace, created)
+        run.dir.remove_stale_temps()?;
+        Ok(run)
     }
 
     /// Opens the directory of an existing run to continue it, and locks it.
@@ -206,8 +489,8 @@ impl RunDir {
                 "is not a directory of a run; give the --out directory of a `talus run`".into(),
             ));
         }
-        let lock = lock(root, LOCK_FILE)?;
-        if !root.join(MANIFEST_FILE).is_file() {
+        let dir = OwnedDir::lock(root, RunNames)?;
+        if !dir.has_manifest() {
             return Err(dir_error(
                 root,
                 format!(
@@ -216,47 +499,30 @@ impl RunDir {
                 ),
             ));
         }
-        let listed = read_manifest(root)?;
-        RunDir::opened(root, lock, listed, false, false)
-    }
-
-    /// The directory once locked and checked: its manifest opened for appending, stale
-    /// temporary files gone.
-    fn opened(
-        root: &Path,
-        lock: File,
-        listed: BTreeSet<String>,
-        replace: bool,
-        created: bool,
-    ) -> Result<RunDir, ScenarioError> {
-        let dir = RunDir {
-            root: root.to_path_buf(),
-            _lock: lock,
-            manifest: open_manifest(root)?,
-            listed,
-            replace,
-            created,
-        };
         dir.remove_stale_temps()?;
-        Ok(dir)
+        Ok(RunDir {
+            dir,
+            replace: false,
+            created: false,
+        })
     }
 
     /// The directory.
     #[must_use]
     pub fn path(&self) -> &Path {
-        &self.root
+        self.dir.path()
     }
 
     /// The path of `rel` (a `/`-separated name relative to the directory).
     #[must_use]
     pub fn join(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
+        self.dir.join(rel)
     }
 
     /// Whether the manifest lists `rel` (the run in this directory wrote it).
     #[must_use]
     pub fn lists(&self, rel: &str) -> bool {
-        self.listed.contains(rel)
+        self.dir.lists(rel)
     }
 
     /// Records `rel` in the manifest (once), before the file is first written, and returns
@@ -268,30 +534,7 @@ impl RunDir {
     /// directory of a run it started); [`ScenarioError::Io`] if the manifest cannot be
     /// extended or a folder created.
     pub fn claim(&mut self, rel: &str) -> Result<PathBuf, ScenarioError> {
-        let path = self.join(rel);
-        if self.listed.contains(rel) {
-            return Ok(path);
-        }
-        debug_assert!(is_own_name(rel), "{rel} is not a name of a run's file");
-        if path.symlink_metadata().is_ok() {
-            return Err(dir_error(
-                &path,
-                "is not a file of this run (the run's list of its files does not name it): \
-                 talus never overwrites files that are not its own; move it elsewhere"
-                    .into(),
-            ));
-        }
-        if let Some(parent) = path.parent() {
-            fs::create_dir_all(parent).map_err(|source| io_error(parent, source))?;
-        }
-        let manifest = self.join(MANIFEST_FILE);
-        // One write per line; the line is on disk before the file it names exists.
-        self.manifest
-            .write_all(format!("{rel}\n").as_bytes())
-            .and_then(|()| self.manifest.sync_data())
-            .map_err(|source| io_error(&manifest, source))?;
-        self.listed.insert(rel.to_string());
-        Ok(path)
+        self.dir.claim(rel)
     }
 
     /// Removes the files of the earlier run the directory held, if it was opened with
@@ -304,56 +547,8 @@ impl RunDir {
         if !self.replace {
             return Ok(());
         }
-        for rel in &self.listed {
-            let path = self.root.join(rel);
-            match fs::remove_file(&path) {
-                Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                    return Err(dir_error(
-                        &path,
-                        format!("cannot remove this file of the earlier run: {e}"),
-                    ));
-                }
-                _ => {}
-            }
-        }
-        for folder in [FRAMES_DIR, PLOTS_DIR] {
-            // Fails (and is meant to) when the folder holds files of the user's.
-            let _ = fs::remove_dir(self.root.join(folder));
-        }
-        let manifest = self.join(MANIFEST_FILE);
-        self.manifest
-            .set_len(0)
-            .and_then(|()| self.manifest.sync_data())
-            .map_err(|source| io_error(&manifest, source))?;
-        self.listed.clear();
+        self.dir.remove_listed()?;
         self.replace = false;
-        Ok(())
-    }
-
-    /// Removes temporary files of atomic writes of the run's own files, which a process
-    /// killed during a write leaves behind. Only called while the lock is held, so no other
-    /// talus process is writing them.
-    fn remove_stale_temps(&self) -> Result<(), ScenarioError> {
-        for folder in [None, Some(FRAMES_DIR), Some(PLOTS_DIR)] {
-            let dir = folder.map_or_else(|| self.root.clone(), |f| self.root.join(f));
-            let Ok(entries) = fs::read_dir(&dir) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let name = entry.file_name();
-                let Some(target) = name.to_str().and_then(temp_target) else {
-                    continue;
-                };
-                let rel = match folder {
-                    Some(f) => format!("{f}/{target}"),
-                    None => target.to_string(),
-                };
-                if is_own_name(&rel) {
-                    let path = entry.path();
-                    fs::remove_file(&path).map_err(|source| io_error(&path, source))?;
-                }
-            }
-        }
         Ok(())
     }
 }
@@ -362,10 +557,11 @@ impl Drop for RunDir {
     /// A directory made for a run that never wrote a file is removed again, so a scenario
     /// that fails to build leaves nothing behind.
     fn drop(&mut self) {
-        if self.created && self.listed.is_empty() {
-            let _ = fs::remove_file(self.root.join(MANIFEST_FILE));
-            let _ = fs::remove_file(self.root.join(LOCK_FILE));
-            let _ = fs::remove_dir(&self.root);
+        if self.created && self.dir.is_empty() {
+            let root = self.dir.path();
+            let _ = fs::remove_file(root.join(MANIFEST_FILE));
+            let _ = fs::remove_file(root.join(LOCK_FILE));
+            let _ = fs::remove_dir(root);
         }
     }
 }
@@ -411,10 +607,10 @@ pub(crate) fn lock(root: &Path, name: &str) -> Result<File, ScenarioError> {
     Ok(file)
 }
 
-/// The names the manifest lists that are names of a run's files; anything else in it (a
-/// partial last line of a killed write, an edited line) is ignored.
-fn read_manifest(root: &Path) -> Result<BTreeSet<String>, ScenarioError> {
-    let path = root.join(MANIFEST_FILE);
+/// The names the manifest of `root` lists that are names of `names`'s files; anything else
+/// in it (a partial last line of a killed write, an edited line) is ignored.
+fn read_manifest(root: &Path, names: &impl OwnNames) -> Result<BTreeSet<String>, ScenarioError> {
+    let path = root.join(names.manifest());
     let text = match fs::read(&path) {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
@@ -423,32 +619,32 @@ fn read_manifest(root: &Path) -> Result<BTreeSet<String>, ScenarioError> {
     let complete = text.rfind('\n').map_or("", |end| &text[..end]);
     Ok(complete
         .lines()
-        .filter(|l| is_own_name(l) && is_plain_relative(l))
+        .filter(|l| names.is_own(l) && is_plain_relative(l))
         .map(str::to_string)
         .collect())
 }
 
-/// Opens the manifest for appending; a partial last line (a killed write) is ended first.
-fn open_manifest(root: &Path) -> Result<File, ScenarioError> {
-    let path = root.join(MANIFEST_FILE);
+/// Opens the manifest at `path` for appending, creating it; a partial last line (a killed
+/// write) is ended first.
+fn open_manifest(path: &Path) -> Result<File, ScenarioError> {
     let mut file = OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
-        .open(&path)
-        .map_err(|source| io_error(&path, source))?;
+        .open(path)
+        .map_err(|source| io_error(path, source))?;
     let len = file
         .metadata()
-        .map_err(|source| io_error(&path, source))?
+        .map_err(|source| io_error(path, source))?
         .len();
     if len > 0 {
         let mut last = [0u8];
         file.seek(SeekFrom::Start(len - 1))
             .and_then(|_| file.read_exact(&mut last))
-            .map_err(|source| io_error(&path, source))?;
+            .map_err(|source| io_error(path, source))?;
         if last[0] != b'\n' {
             file.write_all(b"\n")
-                .map_err(|source| io_error(&path, source))?;
+                .map_err(|source| io_error(path, source))?;
         }
     }
     Ok(file)
@@ -459,41 +655,6 @@ fn is_plain_relative(rel: &str) -> bool {
     Path::new(rel)
         .components()
         .all(|c| matches!(c, Component::Normal(_)))
-}
-
-/// The files under names a run writes that exist in `root`.
-fn own_files_present(root: &Path) -> Result<BTreeSet<String>, ScenarioError> {
-    let mut found = BTreeSet::new();
-    for name in TOP_FILES {
-        if root.join(name).symlink_metadata().is_ok() {
-            found.insert(name.to_string());
-        }
-    }
-    for folder in [FRAMES_DIR, PLOTS_DIR] {
-        let dir = root.join(folder);
-        let entries = match fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-                ) =>
-            {
-                continue;
-            }
-            Err(source) => return Err(io_error(&dir, source)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(|source| io_error(&dir, source))?;
-            if let Some(name) = entry.file_name().to_str() {
-                let rel = format!("{folder}/{name}");
-                if is_own_name(&rel) {
-                    found.insert(rel);
-                }
-            }
-        }
-    }
-    Ok(found)
 }
 
 /// Up to [`LISTED_NAMES`] names, then how many more.

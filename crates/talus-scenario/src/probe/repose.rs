@@ -77,12 +77,19 @@ fn fit_face(
     })
 }
 
-/// The faces of the pile whose surface is `profile`: its one face, or a heap's two faces,
-/// each fitted from the apex (the highest bin, shared) down its own side; empty when a face
-/// cannot be fitted.
-fn fit_faces(profile: &[(f64, f64)], floor: f64, fit: (f64, f64), flanks: Flanks) -> Vec<FaceFit> {
+/// Each face of the pile whose surface is `profile`, fitted on its own: `[near, far]`. The
+/// far face falls along the profile's x: with `Flanks::One` it is the pile's one face and
+/// there is no near face; with `Flanks::Both` the two faces of a heap are each fitted from
+/// the apex (the highest bin, shared) down their own side. `None` for a face that cannot be
+/// fitted.
+pub(crate) fn fit_each_face(
+    profile: &[(f64, f64)],
+    floor: f64,
+    fit: (f64, f64),
+    flanks: Flanks,
+) -> [Option<FaceFit>; 2] {
     match flanks {
-        Flanks::One => fit_face(profile, floor, fit, false).into_iter().collect(),
+        Flanks::One => [None, fit_face(profile, floor, fit, false)],
         Flanks::Both => {
             let apex = profile
                 .iter()
@@ -90,17 +97,24 @@ fn fit_faces(profile: &[(f64, f64)], floor: f64, fit: (f64, f64), flanks: Flanks
                 .filter(|(_, p)| p.1.is_finite())
                 .max_by(|a, b| a.1.1.total_cmp(&b.1.1))
                 .map(|(i, _)| i);
-            let faces = apex.map(|i| {
-                (
+            apex.map_or([None, None], |i| {
+                [
                     fit_face(&profile[..=i], floor, fit, true),
                     fit_face(&profile[i..], floor, fit, false),
-                )
-            });
-            match faces {
-                Some((Some(near), Some(far))) => vec![near, far],
-                _ => Vec::new(),
-            }
+                ]
+            })
         }
+    }
+}
+
+/// The faces of the pile whose surface is `profile`: its one face, or a heap's two faces
+/// (see [`fit_each_face`]); empty when a face cannot be fitted, since the mean of a heap's
+/// faces needs both.
+fn fit_faces(profile: &[(f64, f64)], floor: f64, fit: (f64, f64), flanks: Flanks) -> Vec<FaceFit> {
+    match (flanks, fit_each_face(profile, floor, fit, flanks)) {
+        (Flanks::One, [_, Some(face)]) => vec![face],
+        (Flanks::Both, [Some(near), Some(far)]) => vec![near, far],
+        _ => Vec::new(),
     }
 }
 

@@ -5,7 +5,7 @@
 //! * [`grid`]: the varied keys and their values, crossed with the seeds;
 //! * [`spec`]: the sweep file, the command line as RON;
 //! * [`plan`]: what a sweep runs, kept in its directory so that it can be resumed;
-//! * [`dir`]: the sweep's locked directory;
+//! * [`dir`]: the sweep's locked directory and the manifest of the files it wrote there;
 //! * [`execute`]: running the runs, several at a time, resuming interrupted ones;
 //! * [`table`]: `sweep.csv` and `sweep_means.csv`; [`plots`]: each answer against each key;
 //!   [`report`]: `report.html`, the sweep on one page.
@@ -28,7 +28,7 @@ use crate::check::check;
 use crate::error::ScenarioError;
 use crate::load::{apply_overrides, blame_overrides, read, split_key, to_ron};
 use crate::output::atomic::write_atomic;
-use crate::output::plot::render_png;
+use crate::output::plot::{Plot, render_png};
 use crate::output::run_dir::REPORT_FILE;
 use crate::run::io_error;
 use dir::{MEANS_FILE, PLOTS_DIR, SweepDir, TABLE_FILE};
@@ -195,45 +195,46 @@ pub struct SweepResults {
 
 /// Writes `sweep.csv`, `sweep_means.csv`, `plots/<answer>_vs_<key>.png` (for each numeric
 /// answer and each varied key) and `report.html` from the runs' summaries; for a chute-flow
-/// sweep over `incline_deg`, also `flow_rule.json` and its plot.
+/// sweep over `incline_deg`, also `flow_rule.json` and its plot. Each file is recorded in
+/// the directory's manifest before it is first written (see [`dir`]).
 ///
 /// # Errors
-/// [`ScenarioError::Io`] if a file cannot be written or a plot drawn.
+/// [`ScenarioError::Io`] if a file cannot be written or a plot drawn;
+/// [`ScenarioError::OutputDir`] if a file of the user's is under one of those names.
 pub fn write_results(
     plan: &Plan,
-    dir: &SweepDir,
+    dir: &mut SweepDir,
     events: &[RunEvent],
 ) -> Result<SweepResults, ScenarioError> {
     let records = collect(plan, dir, events);
-    let path = dir.path().join(TABLE_FILE);
+    let path = dir.claim(TABLE_FILE)?;
     write_table(&path, plan, &records).map_err(|source| io_error(&path, source))?;
     let keys = answers(&records);
     let stats = grid_stats(&records, &keys);
-    let path = dir.path().join(MEANS_FILE);
+    let path = dir.claim(MEANS_FILE)?;
     write_means(&path, plan, &keys, &stats).map_err(|source| io_error(&path, source))?;
     let mut plots = Vec::new();
-    let folder = dir.path().join(PLOTS_DIR);
-    if !plan.axes.is_empty() && !keys.is_empty() {
-        std::fs::create_dir_all(&folder).map_err(|source| io_error(&folder, source))?;
-    }
+    let draw = |dir: &mut SweepDir, rel: &str, plot: &Plot| {
+        let path = dir.claim(rel)?;
+        render_png(&path, plot).map_err(|e| ScenarioError::Engine {
+            path: path.clone(),
+            context: "plot".into(),
+            message: e.to_string(),
+        })
+    };
     for a in 0..plan.axes.len() {
         for (k, key) in keys.iter().enumerate() {
             let (stem, plot) = plots::answer_plot(&plan.axes, a, key, k, &stats);
             let stem = grid::plain_name(&stem);
             let rel = format!("{PLOTS_DIR}/{stem}.png");
-            let path = dir.path().join(&rel);
-            render_png(&path, &plot).map_err(|e| ScenarioError::Engine {
-                path: path.clone(),
-                context: "plot".into(),
-                message: e.to_string(),
-            })?;
+            draw(dir, &rel, &plot)?;
             plots.push(rel);
         }
     }
     // A chute-flow sweep over inclines: the flow rule across its runs.
     let rule = flow_rule::flow_rule(plan, &records);
     if let Some(rule) = &rule {
-        let path = dir.path().join(flow_rule::FLOW_RULE_FILE);
+        let path = dir.claim(flow_rule::FLOW_RULE_FILE)?;
         let json = serde_json::to_string_pretty(rule).map_err(|e| ScenarioError::Engine {
             path: path.clone(),
             context: "flow rule".into(),
@@ -241,14 +242,8 @@ pub fn write_results(
         })?;
         write_atomic(&path, json.as_bytes()).map_err(|source| io_error(&path, source))?;
         if let Some(plot) = rule.plot() {
-            std::fs::create_dir_all(&folder).map_err(|source| io_error(&folder, source))?;
             let rel = format!("{PLOTS_DIR}/{}.png", flow_rule::FLOW_RULE_PLOT);
-            let path = dir.path().join(&rel);
-            render_png(&path, &plot).map_err(|e| ScenarioError::Engine {
-                path: path.clone(),
-                context: "plot".into(),
-                message: e.to_string(),
-            })?;
+            draw(dir, &rel, &plot)?;
             plots.push(rel);
         }
     }
@@ -262,7 +257,7 @@ pub fn write_results(
         rule.as_ref(),
     )
     .map_err(|source| io_error(dir.path(), source))?;
-    let path = dir.path().join(REPORT_FILE);
+    let path = dir.claim(REPORT_FILE)?;
     write_atomic(&path, html.as_bytes()).map_err(|source| io_error(&path, source))?;
     Ok(SweepResults {
         records,

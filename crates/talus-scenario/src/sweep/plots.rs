@@ -31,6 +31,19 @@ fn positions(axis: &Axis) -> (Vec<f64>, String) {
     }
 }
 
+/// How the file stem of every plot against axis `a` ends: `_vs_<axis>`, with the axis'
+/// index when two axes share a short name.
+#[must_use]
+pub fn stem_ending(axes: &[Axis], a: usize) -> String {
+    let short = axes[a].short_name();
+    let shared = axes.iter().filter(|x| x.short_name() == short).count() > 1;
+    if shared {
+        format!("_vs_{short}{a}")
+    } else {
+        format!("_vs_{short}")
+    }
+}
+
 /// The plot of answer `k` (named `key`) against axis `a`, and its file stem
 /// `<answer>_vs_<axis>` (with the axis' index when two axes share a short name).
 #[must_use]
@@ -104,12 +117,7 @@ pub fn answer_plot(
         });
     }
     let short = axis.short_name();
-    let shared = axes.iter().filter(|x| x.short_name() == short).count() > 1;
-    let stem = if shared {
-        format!("{key}_vs_{short}{a}")
-    } else {
-        format!("{key}_vs_{short}")
-    };
+    let stem = format!("{key}{}", stem_ending(axes, a));
     let plot = Plot {
         title: format!("{key} against {short}"),
         x_label,
