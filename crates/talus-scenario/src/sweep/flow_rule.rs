@@ -247,7 +247,7 @@ mod tests {
             axes,
             vec![11],
         );
-        let sweep = SweepDir::open(&dir, &plan, false).unwrap();
+        let mut sweep = SweepDir::open(&dir, &plan, false).unwrap();
         let mut events = Vec::new();
         for run in &plan.runs {
             let incline: f64 = run.point.values[0].parse().unwrap();
@@ -264,7 +264,7 @@ mod tests {
                 seconds: 1.0,
             });
         }
-        let results = write_results(&plan, &sweep, &events).unwrap();
+        let results = write_results(&plan, &mut sweep, &events).unwrap();
 
         let text = std::fs::read_to_string(dir.join(FLOW_RULE_FILE)).unwrap();
         let rule: Value = serde_json::from_str(&text).unwrap();
