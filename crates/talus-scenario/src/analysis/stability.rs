@@ -125,13 +125,12 @@ pub fn stability_angles(slopes: &[f64], drop_deg: f64) -> Option<StabilityAngles
 
 /// Θ_m and Θ_r of a heap with two flanks from each flank's own (found in that flank's
 /// sequence of quiet slopes, since an avalanche runs down one flank at a time): the means of
-/// the two flanks' angles; each spread is that of the mean of one value from each flank,
-/// ½ √(s_near² + s_far²); the avalanches of both flanks, in the order the heap went through
-/// them (their indices refer to the same quiet states).
+/// the two flanks' angles; each spread is that of the slopes before (after) every
+/// avalanche of either flank, taken together, so that a flank seen to avalanche once still
+/// adds its value to the scatter; the avalanches of both flanks, in the order the heap went
+/// through them (their indices refer to the same quiet states).
 #[must_use]
 pub fn mean_of_flanks(near: &StabilityAngles, far: &StabilityAngles) -> StabilityAngles {
-    let mean = |a: f64, b: f64| 0.5 * (a + b);
-    let spread = |a: f64, b: f64| 0.5 * a.hypot(b);
     let mut avalanches: Vec<Avalanche> = near
         .avalanches
         .iter()
@@ -139,14 +138,13 @@ pub fn mean_of_flanks(near: &StabilityAngles, far: &StabilityAngles) -> Stabilit
         .copied()
         .collect();
     avalanches.sort_by_key(|a| (a.before, a.after));
+    let before: Vec<f64> = avalanches.iter().map(|a| a.before_deg).collect();
+    let after: Vec<f64> = avalanches.iter().map(|a| a.after_deg).collect();
     StabilityAngles {
-        max_stability_deg: mean(near.max_stability_deg, far.max_stability_deg),
-        max_stability_spread_deg: spread(
-            near.max_stability_spread_deg,
-            far.max_stability_spread_deg,
-        ),
-        repose_deg: mean(near.repose_deg, far.repose_deg),
-        repose_spread_deg: spread(near.repose_spread_deg, far.repose_spread_deg),
+        max_stability_deg: 0.5 * (near.max_stability_deg + far.max_stability_deg),
+        max_stability_spread_deg: mean_and_spread(&before).1,
+        repose_deg: 0.5 * (near.repose_deg + far.repose_deg),
+        repose_spread_deg: mean_and_spread(&after).1,
         avalanches,
     }
 }
@@ -235,20 +233,12 @@ mod tests {
         let heap = mean_of_flanks(&n, &f);
         assert_eq!(heap.max_stability_deg, 32.0);
         assert_eq!(heap.repose_deg, 26.5);
-        // Both near avalanches had the same peaks and troughs: no spread; the far flank's
-        // single avalanche has none either.
-        assert_eq!(heap.max_stability_spread_deg, 0.0);
         let befores: Vec<usize> = heap.avalanches.iter().map(|a| a.before).collect();
         assert_eq!(befores, vec![2, 5, 7]);
-        // Spreads add in quadrature, halved: one value from each flank.
-        let spread = |s: f64| StabilityAngles {
-            max_stability_spread_deg: s,
-            repose_spread_deg: s,
-            ..n.clone()
-        };
-        let mixed = mean_of_flanks(&spread(3.0), &spread(4.0));
-        assert!((mixed.max_stability_spread_deg - 2.5).abs() < 1e-15);
-        assert!((mixed.repose_spread_deg - 2.5).abs() < 1e-15);
+        // The spreads are those of the three avalanches' slopes together: 34°, 34°, 30°
+        // before (sd 4/√3), 28°, 28°, 25° after (sd √3).
+        assert!((heap.max_stability_spread_deg - 4.0 / 3f64.sqrt()).abs() < 1e-12);
+        assert!((heap.repose_spread_deg - 3f64.sqrt()).abs() < 1e-12);
     }
 
     #[test]
