@@ -15,7 +15,7 @@ use talus_sim::force::ForceModelRegistry;
 
 mod common;
 
-use common::SHORT_CHUTE;
+use common::{SHORT_CHUTE, assert_chute_flow};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("talus-chute-{}-{name}", std::process::id()));
@@ -101,41 +101,8 @@ fn grains_flow_down_the_periodic_chute_in_a_bagnold_like_profile() {
         "mean travel {travel} m, ∫ū dt = {integral} m"
     );
 
-    let s = summary(&out);
-    let depth = s["flow_depth_m"].as_f64().unwrap();
-    let d = s["mean_diameter_m"].as_f64().unwrap();
-    assert!(
-        (3.0..12.0).contains(&(depth / d)),
-        "h = {depth} m, d = {d} m"
-    );
-    let fit = &s["bagnold"];
-    let (a, slip) = (
-        fit["amplitude_A"].as_f64().unwrap(),
-        fit["slip_velocity_m_s"].as_f64().unwrap(),
-    );
-    let surface = slip + a * depth.powf(1.5);
-    assert!(a > 0.0 && fit["r_squared"].as_f64().unwrap() > 0.9, "{fit}");
-    assert!(
-        slip.abs() < 0.3 * surface,
-        "slip {slip} m/s, surface {surface} m/s"
-    );
-    // The profile written beside the summary rises from the base to the surface.
-    let table = std::fs::read_to_string(out.join("chute_profile.csv")).unwrap();
-    let layers: Vec<(f64, f64)> = table
-        .lines()
-        .skip(1)
-        .filter_map(|l| {
-            let c: Vec<f64> = l.split(',').map(|c| c.parse().unwrap()).collect();
-            (c[0] < depth && c[2].is_finite()).then_some((c[0], c[2]))
-        })
-        .collect();
-    let third = layers.len() / 3;
-    let mean = |part: &[(f64, f64)]| part.iter().map(|l| l.1).sum::<f64>() / part.len() as f64;
-    let (low, high) = (mean(&layers[..third]), mean(&layers[2 * third..]));
-    assert!(
-        high > 2.0 * low.max(0.0) && high > 0.0,
-        "{low} m/s low, {high} m/s high"
-    );
+    // The flow's depth and its Bagnold-like profile, as with Gear (tests/gear.rs).
+    assert_chute_flow(&summary(&out), &out);
     // The page of the run shows the fit with its uncertainties and links the profile.
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("href=\"chute_profile.csv\""));

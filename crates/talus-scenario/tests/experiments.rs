@@ -51,8 +51,6 @@ fn grains_are_dripped_only_onto_a_quiet_scene_and_never_onto_a_grain() {
         &[
             &SHORT_DRIP[..],
             &[
-                // The shipped seed, whose ten releases fit in 2.5 s.
-                "seed=11",
                 "grains[0].count=10",
                 "time.end=2.5",
                 "time.stop_at_rest=None",

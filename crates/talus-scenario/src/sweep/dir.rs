@@ -221,6 +221,57 @@ mod tests {
         Plan::new(Path::new("s.ron"), "base".into(), Vec::new(), axes, vec![1])
     }
 
+    fn scratch(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("talus-sweep-dir-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_sweep_of_a_talus_without_a_manifest_keeps_its_files_and_refuses_the_users() {
+        // A sweep an older talus wrote: its plan and table, no manifest.
+        let root = scratch("legacy");
+        let p = plan(&["force_model.coefficients.friction=0.1,0.2"]);
+        p.write(&root).unwrap();
+        fs::write(root.join(TABLE_FILE), "run,seed\n").unwrap();
+        let dir = SweepDir::open(&root, &p, false).unwrap();
+        drop(dir);
+        let manifest = fs::read_to_string(root.join(SWEEP_MANIFEST_FILE)).unwrap();
+        assert!(manifest.lines().any(|l| l == TABLE_FILE), "{manifest}");
+        assert!(manifest.lines().any(|l| l == PLAN_FILE), "{manifest}");
+        // A plot of the user's under a name the sweep draws, put there since: refused, and
+        // kept; a plot under another name is no concern of the sweep's.
+        fs::create_dir_all(root.join(PLOTS_DIR)).unwrap();
+        fs::write(root.join("plots/mine_vs_friction.png"), b"mine").unwrap();
+        fs::write(root.join("plots/mine.png"), b"mine").unwrap();
+        let err = SweepDir::open(&root, &p, true).unwrap_err().to_string();
+        assert!(
+            err.contains("plots/mine_vs_friction.png") && err.contains("never overwrites"),
+            "{err}"
+        );
+        fs::remove_file(root.join("plots/mine_vs_friction.png")).unwrap();
+        drop(SweepDir::open(&root, &p, false).unwrap());
+        assert_eq!(fs::read(root.join("plots/mine.png")).unwrap(), b"mine");
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_flow_rule_without_a_plan_is_not_a_sweeps() {
+        let root = scratch("no-plan");
+        fs::write(root.join(FLOW_RULE_FILE), "{}").unwrap();
+        let p = plan(&["incline_deg=30,33"]);
+        let err = SweepDir::open(&root, &p, true).unwrap_err().to_string();
+        assert!(
+            err.contains("flow_rule.json") && err.contains("no sweep.json"),
+            "{err}"
+        );
+        assert!(!root.join(PLAN_FILE).exists());
+        assert_eq!(fs::read_to_string(root.join(FLOW_RULE_FILE)).unwrap(), "{}");
+        fs::remove_dir_all(&root).unwrap();
+    }
+
     #[test]
     fn a_sweeps_names_are_its_tables_report_and_plots_against_its_axes() {
         let names = SweepNames::of(&plan(&[
