@@ -26,7 +26,8 @@
 //! Run with `cargo bench -p talus-sim --bench broad_phase`; `TALUS_BENCH_N=1000,10000`
 //! limits the sizes. The bed's boxes are numbered layer by layer, row by row (x fastest);
 //! `TALUS_BENCH_ORDER=morton` numbers them along a Morton curve (as a world renumbered in
-//! space has them), `shuffled` at random.
+//! space has them), `shuffled` at random. `TALUS_BENCH_METHODS=sap,grid` builds only the
+//! methods named (for a profile of one).
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -192,6 +193,11 @@ fn methods(n: usize) -> Vec<(&'static str, Box<dyn BroadPhase>)> {
     ];
     if n <= 1_000 {
         m.push(("brute", Box::new(BruteForce::default())));
+    }
+    // Building and warming every method costs more than timing one: a profile of one
+    // method names it.
+    if let Ok(only) = std::env::var("TALUS_BENCH_METHODS") {
+        m.retain(|(name, _)| only.split(',').any(|o| o.trim() == *name));
     }
     m
 }

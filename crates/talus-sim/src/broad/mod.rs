@@ -17,6 +17,7 @@
 
 mod brute;
 mod grid;
+mod pair_counts;
 mod periodic;
 mod sap;
 mod sorted;

@@ -42,9 +42,10 @@
 //!
 //! Each region keeps its members' keys of the last update and copies in this update's once
 //! per member, so the sort and the decisions on the exchanges read only the region's own
-//! memory, not arrays indexed by proxy all over the heap. The counts live in one
-//! [`FxHashMap`] (a fixed hasher: runs are reproducible); a pair's entry is touched only when
-//! it starts or stops overlapping in some region, and removed when its count reaches zero.
+//! memory, not arrays indexed by proxy all over the heap. The counts are kept per proxy,
+//! near those of its neighbours in space (see `pair_counts.rs`); a pair's entry is touched
+//! only when it starts or stops overlapping in some region, and removed when its count
+//! reaches zero.
 //!
 //! A box that would touch more than [`MAX_REGIONS_PER_BOX`] regions (a box much larger than
 //! the rest, an infinite one) is kept out of the regions and tested against every box at
@@ -57,12 +58,11 @@
 //! them). Keys above that of `+∞` are free for the sentinels, one per box so that two leaving
 //! boxes never overlap in the lists' order.
 
-use std::collections::hash_map::Entry;
-
 use rustc_hash::FxHashMap;
 use talus_geom::Aabb;
 
 use super::brute::{PairList, live, slot_count};
+use super::pair_counts::{PairCounts, pair_key, unpack};
 use super::{BroadPhase, PairEvents, ProxyPair, permute_in_place};
 
 /// Region edge, in mean box extents (the largest edge of each box, averaged), when the region
@@ -136,21 +136,6 @@ fn overlap_on(a: &Keys, b: &Keys, axis: usize) -> bool {
 #[inline]
 fn overlap(a: &Keys, b: &Keys) -> bool {
     overlap_on(a, b, 0) && overlap_on(a, b, 1) && overlap_on(a, b, 2)
-}
-
-/// A pair as one integer, smaller index in the high half: orders like [`ProxyPair`].
-#[inline]
-fn pair_key(x: u32, y: u32) -> u64 {
-    let (a, b) = if x < y { (x, y) } else { (y, x) };
-    (u64::from(a) << 32) | u64::from(b)
-}
-
-/// The pair of a [`pair_key`].
-fn unpack(k: u64) -> ProxyPair {
-    ProxyPair {
-        a: (k >> 32) as u32,
-        b: k as u32,
-    }
 }
 
 /// `floor(x)` as `i64`, saturating (NaN to 0): non-decreasing in `x`, and without the call
@@ -534,81 +519,6 @@ impl Regions {
     }
 }
 
-/// How many regions show each pair overlapping, and the crossings of zero this update.
-///
-/// Each event costs one hash look-up: a count reaching zero is removed where it is found,
-/// and the events are read off the crossings sorted by pair, not looked up again.
-#[derive(Debug, Clone, Default)]
-struct PairCounts {
-    /// Count per pair with a positive count.
-    map: FxHashMap<u64, u32>,
-    /// The crossings of zero this update: +1 for a count leaving zero, −1 for one reaching
-    /// it. A pair's crossings alternate, so their sum is its event: +1 started, −1 ended, 0
-    /// none (it started and stopped, or stopped and started again, within the update).
-    crossings: Vec<(u64, i8)>,
-}
-
-impl PairCounts {
-    /// One more region shows pair `k`.
-    #[inline]
-    fn inc(&mut self, k: u64) {
-        let count = self.map.entry(k).or_insert(0);
-        if *count == 0 {
-            self.crossings.push((k, 1));
-        }
-        *count += 1;
-    }
-
-    /// One region fewer shows pair `k`.
-    #[inline]
-    fn dec(&mut self, k: u64) {
-        match self.map.entry(k) {
-            Entry::Occupied(mut o) => {
-                *o.get_mut() -= 1;
-                if *o.get() == 0 {
-                    o.remove();
-                    self.crossings.push((k, -1));
-                }
-            }
-            Entry::Vacant(_) => debug_assert!(false, "pair {k:#x} removed but never added"),
-        }
-    }
-
-    /// The counts under new proxy names, through `scratch` (no allocation once it has held
-    /// as many counts).
-    fn renumber(&mut self, new_of: &[u32], scratch: &mut Vec<(u64, u32)>) {
-        debug_assert!(self.crossings.is_empty());
-        scratch.clear();
-        scratch.extend(self.map.drain());
-        self.map.extend(scratch.iter().map(|&(k, count)| {
-            let pair = unpack(k).renamed(new_of);
-            (pair_key(pair.a, pair.b), count)
-        }));
-    }
-
-    /// Ends an update: appends the net change of each pair that crossed zero to `events`,
-    /// sorted.
-    fn finish(&mut self, events: &mut PairEvents) {
-        self.crossings.sort_unstable_by_key(|c| c.0);
-        let mut i = 0;
-        while i < self.crossings.len() {
-            let k = self.crossings[i].0;
-            let mut net = 0i32;
-            while i < self.crossings.len() && self.crossings[i].0 == k {
-                net += i32::from(self.crossings[i].1);
-                i += 1;
-            }
-            debug_assert!((-1..=1).contains(&net));
-            match net {
-                1 => events.started.push(unpack(k)),
-                -1 => events.ended.push(unpack(k)),
-                _ => {}
-            }
-        }
-        self.crossings.clear();
-    }
-}
-
 /// A box in a from-scratch sweep.
 #[derive(Debug, Clone, Copy)]
 struct SweepItem {
@@ -904,6 +814,7 @@ impl SweepAndPrune {
         }
         self.places.resize(total, Place::Absent);
         self.moved.resize(total, false);
+        self.counts.fit(total);
         self.oversized.clear();
         let (mut extent_sum, mut extent_count) = (0.0, 0usize);
         for k in 0..total {
@@ -1069,8 +980,7 @@ impl BroadPhase for SweepAndPrune {
     fn pairs(&self) -> Vec<ProxyPair> {
         match self.mode {
             Mode::Incremental(_) => {
-                let mut pairs: Vec<ProxyPair> =
-                    self.counts.map.keys().map(|&k| unpack(k)).collect();
+                let mut pairs: Vec<ProxyPair> = self.counts.keys().map(unpack).collect();
                 pairs.sort_unstable();
                 pairs
             }
@@ -1080,7 +990,7 @@ impl BroadPhase for SweepAndPrune {
 
     fn pair_count(&self) -> usize {
         match self.mode {
-            Mode::Incremental(_) => self.counts.map.len(),
+            Mode::Incremental(_) => self.counts.len(),
             Mode::FullResort => self.list.pairs().len(),
         }
     }
