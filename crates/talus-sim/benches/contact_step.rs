@@ -7,8 +7,14 @@
 //! step, averaged over 200 steps. Criterion reports the time per step; grain-steps per
 //! second are `grains / time`.
 //!
+//! Last, the machine's own ceiling for two threads: the same amount of independent work
+//! (overlaps of one pair of grains along a path, no shared data) on one thread and on each of
+//! two threads at once. On a machine whose second core is not a whole core (a virtual machine
+//! sharing its host) this is below 2, and the step's two-thread speed-up is to be read against
+//! it.
+//!
 //! Run with `cargo bench -p talus-sim --bench contact_step`; `TALUS_BENCH_N=10000` picks the
-//! bed sizes.
+//! bed sizes (`0`: none, the ceiling alone).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -17,7 +23,7 @@ use criterion::{BenchmarkId, Criterion};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use talus_geom::glam::{DQuat, DVec3};
-use talus_geom::{Pose, generate};
+use talus_geom::{FeatureCache, OverlapHint, Pose, generate, overlap_coherent};
 use talus_sim::force::{Coefficients, ForceModelRegistry};
 use talus_sim::material::Material;
 use talus_sim::wall::{Motion, Wall, WallGeometry};
@@ -124,11 +130,51 @@ fn stage_shares(world: &mut World, steps: usize) -> (StepStats, Duration) {
     (total, sum)
 }
 
+/// Seconds for `queries` overlaps of two grains pushed into each other and turning, as a
+/// simulation sees them from step to step.
+fn independent_work(queries: usize) -> f64 {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let grain = generate::ellipsoid_grain(18, DVec3::new(1.0, 0.8, 0.6), &mut rng).expect("grain");
+    let (mut cache, mut hint) = (FeatureCache::default(), OverlapHint::default());
+    let start = Instant::now();
+    let mut volume = 0.0;
+    for i in 0..queries {
+        let t = (i % 20_000) as f64 * 1e-3;
+        let a = Pose::new(DVec3::ZERO, DQuat::from_rotation_x(t));
+        let b = Pose::new(DVec3::new(0.0, 0.0, 1.19), DQuat::from_rotation_y(t));
+        if let Some(o) = overlap_coherent(&grain, &a, &grain, &b, &mut cache, &mut hint) {
+            volume += o.volume;
+        }
+    }
+    black_box(volume);
+    start.elapsed().as_secs_f64()
+}
+
+/// How many times one thread's work two threads do in the same time, each on its own data
+/// (median of five tries).
+fn two_thread_ceiling() -> f64 {
+    const QUERIES: usize = 400_000;
+    let mut ratios: Vec<f64> = (0..5)
+        .map(|_| {
+            let one = independent_work(QUERIES);
+            let both = std::thread::scope(|s| {
+                let other = s.spawn(|| independent_work(QUERIES));
+                let mine = independent_work(QUERIES);
+                mine.max(other.join().expect("worker"))
+            });
+            2.0 * one / both
+        })
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[2]
+}
+
 fn main() {
     let sizes: Vec<usize> = match std::env::var("TALUS_BENCH_N") {
         Ok(list) => list
             .split(',')
             .filter_map(|n| n.trim().parse().ok())
+            .filter(|&n| n > 0)
             .collect(),
         Err(_) if std::env::var_os("TALUS_BENCH_LARGE").is_some() => vec![2_000, 10_000],
         Err(_) => vec![2_000],
@@ -168,4 +214,8 @@ fn main() {
         }
     }
     criterion.final_summary();
+    println!(
+        "this machine: two threads on independent work do {:.2} times one thread's",
+        two_thread_ceiling()
+    );
 }
