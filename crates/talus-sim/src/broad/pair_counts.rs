@@ -5,8 +5,8 @@
 //! region, and those come from boxes that are neighbours in space. A hash map scatters the
 //! pairs of neighbouring boxes over its whole table, so that at 10⁵ boxes nearly every
 //! look-up misses the cache and the broad phase's cost per box grows with the bed. Here the
-//! pairs are kept by their smaller proxy, in a row of a few entries per proxy (one cache
-//! line): once the proxies are numbered along a space-filling curve ([`crate::renumber`]),
+//! pairs are kept by their smaller proxy, in a row of a few entries per proxy (two cache
+//! lines): once the proxies are numbered along a space-filling curve ([`crate::renumber`]),
 //! the boxes of one region have nearby numbers and their rows lie close together. A proxy
 //! with more pairs than its row holds keeps the rest in a hash map (a fixed hasher: runs
 //! are reproducible).
@@ -20,16 +20,17 @@ use rustc_hash::FxHashMap;
 
 use super::{PairEvents, ProxyPair};
 
-/// Entries per row: a box of a dense bed overlaps its 26 neighbours' boxes, half of them
-/// numbered above it.
-const ROW: usize = 12;
+/// Entries per row: a box of a dense bed overlaps its 26 neighbours' boxes, on average half
+/// of them numbered above it but, along a space-filling curve, up to nearly all (12 entries
+/// sent half the rows of a 10⁵-box bed to the overflow map).
+const ROW: usize = 24;
 
 /// No pair in this entry.
 const EMPTY: u32 = u32::MAX;
 
 /// The pairs of one proxy with larger proxies: the other proxy and the count of each (at
 /// most [`super::sap::MAX_REGIONS_PER_BOX`], the regions a box may touch), and how many more
-/// are kept in the overflow map. 64 bytes, one cache line.
+/// are kept in the overflow map. 128 bytes, two cache lines.
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
 struct Row {
