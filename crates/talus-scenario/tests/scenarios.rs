@@ -18,8 +18,8 @@ use common::{
     QUICK_BOX, QUICK_DRUM, QUICK_HOPPER, QUICK_PERIODIC_PILE, QUICK_PILE, QUICK_POUR,
     QUICK_PYRAMID, QUICK_SHAPES, SHORT_CONVEYOR, SHORT_DRIP, assert_conveyor_carries,
     assert_discharge, assert_dripped_heap, assert_drum_turns_its_bed, assert_intruder_rises,
-    assert_pile_angle, assert_poured_heap, assert_settled_in_the_box, heights, number, run_clean,
-    scenario, scratch, start,
+    assert_pile_angle, assert_poured_heap, assert_settled_in_the_box, assert_trustworthy_overlap,
+    heights, number, run_clean, scenario, scratch, start,
 };
 
 /// No frames or plots: they change no answer.
@@ -38,6 +38,7 @@ fn verlet(name: &str, overrides: &[&str], more: &[&str]) -> (Runner, PathBuf) {
 fn run_quick(name: &str, overrides: &[&str], more: &[&str]) -> (PathBuf, Value) {
     let (mut runner, out) = verlet(name, overrides, more);
     let summary = run_clean(&mut runner, &out);
+    assert_trustworthy_overlap(&summary);
     for key in [
         "scenario",
         "grains",
@@ -112,7 +113,8 @@ fn intruder_rises_in_a_bed_shaken_at_gamma_three() {
 #[test]
 fn rotating_drum_keeps_its_grains_and_turns_them() {
     let (mut runner, out) = verlet("rotating_drum", &QUICK_DRUM, &QUIET);
-    run_clean(&mut runner, &out);
+    let summary = run_clean(&mut runner, &out);
+    assert_trustworthy_overlap(&summary);
     assert_drum_turns_its_bed(&runner, 60);
     let _ = std::fs::remove_dir_all(out);
 }
@@ -159,6 +161,7 @@ fn grains_from_shape_files_settle_in_their_box() {
     let (mut runner, out) = verlet("shapes_pile", &QUICK_SHAPES, &QUIET);
     let start = heights(&runner);
     let summary = run_clean(&mut runner, &out);
+    assert_trustworthy_overlap(&summary);
     assert_eq!(summary["grains"], 48);
     assert_settled_in_the_box(&runner, &summary, &start);
     let _ = std::fs::remove_dir_all(out);
