@@ -2,7 +2,6 @@
 //! preset runs to the same bits as the preset; the "none" damping and tangential parts are
 //! the roles left out; part names and coefficients are checked like a model's.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use talus_scenario::Runner;
@@ -45,11 +44,14 @@ fn run(tag: &str, change: impl FnOnce(&mut ForceModelSpec)) -> Result<String, St
 /// The file's `volumetric` coefficients given to the preset's parts instead.
 fn as_parts(spec: &mut ForceModelSpec) {
     spec.name = "my_volumetric".into();
-    spec.coefficients = BTreeMap::new();
+    let file = std::mem::take(&mut spec.coefficients);
     spec.parts = Some(PartsSpec {
-        normal: PartSpec::new("volumetric", &[("stiffness", 5e5)]),
-        damping: Some(PartSpec::new("restitution", &[("restitution", 0.3)])),
-        tangential: Some(PartSpec::new("spring", &[("friction", 0.6)])),
+        normal: PartSpec::new("volumetric", &[("stiffness", file["stiffness"])]),
+        damping: Some(PartSpec::new(
+            "restitution",
+            &[("restitution", file["restitution"])],
+        )),
+        tangential: Some(PartSpec::new("spring", &[("friction", file["friction"])])),
         twisting: None,
         rolling: None,
         cohesion: None,
