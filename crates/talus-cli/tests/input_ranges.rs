@@ -89,17 +89,17 @@ fn oscillations_beyond_what_a_time_step_follows_are_refused() {
     );
     // The box at a step of 1.4e-5 s (and a stiffness that step follows), whatever the
     // shipped file's: 12.5 kHz is 5.71 steps per period.
-    let step = ["time.dt=1.4e-5", "force_model.coefficients.stiffness=4e6"];
+    let (dt, stiffness) = ("time.dt=1.4e-5", "force_model.coefficients.stiffness=4e6");
     assert_refused(
         "vibrating_box",
-        &[step[0], step[1], "walls[0].motion.frequency=12500"],
+        &[dt, stiffness, "walls[0].motion.frequency=12500"],
         &["5.71429 steps", "20 time steps per period"],
     );
     // A 1 m stroke at 10 Hz moves the floor by 0.88 mm per step: more than a tenth of a
     // bead.
     assert_refused(
         "vibrating_box",
-        &[step[0], step[1], "walls[0].motion.amplitude=1.0"],
+        &[dt, stiffness, "walls[0].motion.amplitude=1.0"],
         &["walls[0].motion.amplitude", "0.1 grain diameter per step"],
     );
     assert_refused(

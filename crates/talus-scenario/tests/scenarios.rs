@@ -33,12 +33,19 @@ fn verlet(name: &str, overrides: &[&str], more: &[&str]) -> (Runner, PathBuf) {
     (start(&scenario, &file, 0, &out), out)
 }
 
-/// Runs `name` with `overrides` and `more` to a clean end; its summary has every key a
-/// summary must have.
+/// Runs `runner` to a clean end at the shipped stiffness: its overlaps also stay within
+/// what a trustworthy packing allows.
+fn run_trusted(runner: &mut Runner, out: &std::path::Path) -> Value {
+    let summary = run_clean(runner, out);
+    assert_trustworthy_overlap(&summary);
+    summary
+}
+
+/// Runs `name` with `overrides` and `more` to a clean, trustworthy end; its summary has
+/// every key a summary must have.
 fn run_quick(name: &str, overrides: &[&str], more: &[&str]) -> (PathBuf, Value) {
     let (mut runner, out) = verlet(name, overrides, more);
-    let summary = run_clean(&mut runner, &out);
-    assert_trustworthy_overlap(&summary);
+    let summary = run_trusted(&mut runner, &out);
     for key in [
         "scenario",
         "grains",
@@ -113,8 +120,7 @@ fn intruder_rises_in_a_bed_shaken_at_gamma_three() {
 #[test]
 fn rotating_drum_keeps_its_grains_and_turns_them() {
     let (mut runner, out) = verlet("rotating_drum", &QUICK_DRUM, &QUIET);
-    let summary = run_clean(&mut runner, &out);
-    assert_trustworthy_overlap(&summary);
+    run_trusted(&mut runner, &out);
     assert_drum_turns_its_bed(&runner, 60);
     let _ = std::fs::remove_dir_all(out);
 }
@@ -160,8 +166,7 @@ fn pyramid_hopper_discharges_through_its_square_orifice() {
 fn grains_from_shape_files_settle_in_their_box() {
     let (mut runner, out) = verlet("shapes_pile", &QUICK_SHAPES, &QUIET);
     let start = heights(&runner);
-    let summary = run_clean(&mut runner, &out);
-    assert_trustworthy_overlap(&summary);
+    let summary = run_trusted(&mut runner, &out);
     assert_eq!(summary["grains"], 48);
     assert_settled_in_the_box(&runner, &summary, &start);
     let _ = std::fs::remove_dir_all(out);
