@@ -14,6 +14,8 @@ use talus_scenario::output::RunDir;
 use talus_scenario::output::run_dir::SUMMARY_FILE;
 use talus_scenario::pairs::Source;
 use talus_scenario::resources::{bytes, estimate, shortfalls};
+use talus_scenario::schema::Scenario;
+use talus_scenario::seeds::seed_count;
 use talus_scenario::{Progress, Runner};
 use talus_sim::force::{CoefficientSpec, ForceModelRegistry, MAX_HISTORY};
 
@@ -140,8 +142,17 @@ pub fn check_file(args: &CheckArgs) -> Result<ExitCode, String> {
         report.critical_dt,
         report.dt / report.critical_dt
     );
+    if report.seeds.len() > 1 {
+        outln!(
+            "  seeds:            {} runs, seeds {} to {} (summary.json gives each answer's \
+             spread over them)",
+            report.seeds.len(),
+            report.seeds[0],
+            report.seeds[report.seeds.len() - 1]
+        );
+    }
     outln!(
-        "  steps:            {} ({:.2e} grain-steps)",
+        "  steps:            {} per run ({:.2e} grain-steps in all)",
         report.steps,
         report.grain_steps
     );
@@ -225,6 +236,7 @@ pub fn run_file(args: &RunArgs, process: &Process) -> Result<ExitCode, String> {
         if !errors.is_empty() {
             return Err(report_errors(errors, &args.overrides));
         }
+        one_seed_if_distributed(&scenario, process)?;
         let needs = estimate(&scenario);
         if !args.allow_large {
             let problems = shortfalls(&needs, &out);
@@ -286,6 +298,20 @@ fn agreed<T>(process: &Process, result: Result<T, String>) -> Result<T, String> 
         ),
         other => other,
     }
+}
+
+/// Refuses a scenario run with several seeds over several processes: its companion runs
+/// (see [`talus_scenario::seeds`]) are runs of one process.
+fn one_seed_if_distributed(scenario: &Scenario, process: &Process) -> Result<(), String> {
+    let seeds = seed_count(scenario);
+    if process.is_distributed() && seeds > 1 {
+        return Err(format!(
+            "seeds: {seeds}: a run over several processes runs the scenario's own seed only; \
+             run it with --set seeds=1, and the other seeds as a sweep (`talus sweep FILE \
+             --seeds {seeds}`) or one process each"
+        ));
+    }
+    Ok(())
 }
 
 /// Joins the runner's world to the other processes of a distributed run.
@@ -403,6 +429,7 @@ pub fn resume_dir(args: &ResumeArgs, process: &Process) -> Result<ExitCode, Stri
         let registry = ForceModelRegistry::default();
         let threads = process.default_threads(args.threads);
         let runner = Runner::resume_in(dir, &registry, threads).map_err(|e| e.to_string())?;
+        one_seed_if_distributed(&runner.exp.scenario, process)?;
         Ok((runner, scratch))
     };
     let (mut runner, _scratch) = agreed(process, set_up())?;
@@ -512,8 +539,13 @@ fn drive(runner: &mut Runner, quiet: bool, process: &Process) -> Result<ExitCode
     bar.set_position(runner.exp.world.steps());
     let mut update = |p: &Progress| {
         bar.set_position(p.steps);
+        let seed = if p.seed_count > 1 {
+            format!("seed {}/{}: ", p.seed_index + 1, p.seed_count)
+        } else {
+            String::new()
+        };
         bar.set_message(format!(
-            "t = {:.4}/{:.4} s, {:.0} steps/s, {} grains, {} contacts",
+            "{seed}t = {:.4}/{:.4} s, {:.0} steps/s, {} grains, {} contacts",
             p.time, p.end, p.steps_per_second, p.grains, p.contacts
         ));
     };

@@ -38,8 +38,8 @@ pub struct SweepArgs {
     /// Override a value of the scenario in every run, e.g. --set time.end=0.5.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
-    /// Seeds per grid point: the scenario's seed and the ones after it [default: 1, or the
-    /// sweep file's].
+    /// Seeds per grid point: the scenario's seed and the ones after it [default: the sweep
+    /// file's, or the scenario's `seeds`, or 1].
     #[arg(long, value_name = "N")]
     pub seeds: Option<u64>,
     /// Runs at the same time [default: 1, or the sweep file's].
@@ -77,7 +77,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, String> {
             let request = SweepRequest {
                 set,
                 vary,
-                seeds: args.seeds.or(spec.seeds).unwrap_or(1),
+                seeds: args.seeds.or(spec.seeds),
             };
             (spec.scenario.clone(), request, args.jobs.or(spec.jobs))
         }
@@ -85,7 +85,7 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, String> {
             let request = SweepRequest {
                 set: args.overrides.clone(),
                 vary: args.vary.clone(),
-                seeds: args.seeds.unwrap_or(1),
+                seeds: args.seeds,
             };
             (args.file.clone(), request, args.jobs)
         }
@@ -98,11 +98,6 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, String> {
             4 * cores
         ));
     }
-    if request.vary.is_empty() && request.seeds <= 1 {
-        return Err(
-            "nothing to sweep: give at least one --vary KEY=V1,V2,… or --seeds N with N > 1".into(),
-        );
-    }
     // A sweep resumed from another folder must find the same scenario file.
     let scenario_file = std::fs::canonicalize(&scenario_file).unwrap_or(scenario_file);
     let registry = talus_sim::force::ForceModelRegistry::default();
@@ -113,6 +108,11 @@ pub fn sweep(args: &SweepArgs) -> Result<ExitCode, String> {
             .collect::<Vec<_>>()
             .join("\nerror: ")
     })?;
+    if request.vary.is_empty() && plan.seeds.len() <= 1 {
+        return Err(
+            "nothing to sweep: give at least one --vary KEY=V1,V2,… or --seeds N with N > 1".into(),
+        );
+    }
     let out = match &args.out {
         Some(out) => out.clone(),
         None => default_out(&args.file)?,

@@ -14,6 +14,7 @@ use crate::number::short;
 use crate::pairs::{self, PairReport};
 use crate::resources::{DISK_LIMIT, bytes, estimate, memory_shortfall};
 use crate::schema::{Placement, Scenario, WallShape};
+use crate::seeds::{seed_count, seeds_of};
 use crate::validate::validate;
 
 /// Checkpoints closer than this many steps cost more than the steps between them (each one
@@ -40,8 +41,11 @@ pub struct CheckReport {
     pub critical_dt: f64,
     /// Steps to the end time.
     pub steps: u64,
-    /// Grain-steps in all (a measure of the run's cost).
+    /// Grain-steps in all, over every seed the scenario is run with (a measure of the run's
+    /// cost).
     pub grain_steps: f64,
+    /// The seeds the scenario is run with (its own, then its companion runs').
+    pub seeds: Vec<u64>,
     /// Estimated memory of the run at its peak (bytes).
     pub memory_bytes: u64,
     /// Estimated disk the run writes (bytes).
@@ -262,7 +266,8 @@ pub fn check(
         dt: s.time.dt,
         critical_dt: exp.critical_dt,
         steps,
-        grain_steps: steps as f64 * grains as f64,
+        grain_steps: steps as f64 * grains as f64 * seed_count(s) as f64,
+        seeds: seeds_of(s),
         memory_bytes: needs.memory_bytes,
         disk_bytes: needs.disk_bytes,
         frames: needs.frames,

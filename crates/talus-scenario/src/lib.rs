@@ -35,6 +35,7 @@ pub mod resources;
 pub mod run;
 pub mod run_report;
 pub mod schema;
+pub mod seeds;
 pub mod shape_file;
 pub mod summary;
 pub mod sweep;

@@ -14,6 +14,7 @@ use talus_sim::World;
 use talus_sim::integrate::IntegratorKind;
 
 use crate::schema::{Integrator, Scenario};
+use crate::seeds::seed_count;
 
 /// Bytes of memory per grain beyond its components ([`World::grain_bytes`]): contacts with
 /// their feature caches and history, broad-phase entries, the run's per-grain records at
@@ -137,10 +138,13 @@ pub fn estimate(scenario: &Scenario) -> Estimate {
     let series_bytes = rows
         .saturating_mul(SERIES_COLUMNS + layers)
         .saturating_mul(SERIES_BYTES_PER_VALUE);
-    let disk_bytes = frame_bytes
-        .saturating_add(checkpoint_bytes.saturating_mul(2))
+    // Each run of the scenario's seeds writes its checkpoints, series and plots; only the
+    // run itself writes frames.
+    let run_bytes = checkpoint_bytes
+        .saturating_mul(2)
         .saturating_add(series_bytes)
         .saturating_add(PLOT_BYTES);
+    let disk_bytes = frame_bytes.saturating_add(run_bytes.saturating_mul(seed_count(s)));
     Estimate {
         grains,
         memory_bytes,

@@ -27,6 +27,7 @@ use crate::output::run_dir::{HISTORY_FILE, REPORT_FILE, RunDir, SCENARIO_FILE, S
 use crate::placement::{PlacedGrain, grain_rng, jittered, overlaps_wall_at, random_rotation};
 use crate::probe::{GrainRecord, Probe, Sample, kinetic_energy, up_direction};
 use crate::schema::Scenario;
+use crate::seeds::{run_companions, seed_count};
 use crate::summary::{Status, write_outputs, write_summary_and_report};
 
 pub use crate::output::run_dir::{CHECKPOINT_FILE, PVD_FILE, TIMESERIES_FILE};
@@ -48,6 +49,10 @@ pub struct Progress {
     pub grains: usize,
     /// Contacts in the last step.
     pub contacts: usize,
+    /// Which of the scenario's seeds this run is (0: its own seed; see [`crate::seeds`]).
+    pub seed_index: usize,
+    /// How many seeds the scenario is run with.
+    pub seed_count: usize,
 }
 
 /// The run's own state (besides the world): saved in every checkpoint.
@@ -125,6 +130,8 @@ pub struct Runner {
     output_every: u64,
     frame_every: Option<u64>,
     checkpoint_every: Option<u64>,
+    /// The force models the run was built with, for its companion runs (other seeds).
+    registry: ForceModelRegistry,
 }
 
 /// Steps in an interval (at least one).
@@ -221,7 +228,7 @@ impl Runner {
         let file = dir.claim(SCENARIO_FILE)?;
         crate::output::atomic::write_atomic(&file, text.as_bytes())
             .map_err(|source| io_error(&file, source))?;
-        let mut runner = Runner::new(exp, state, dir, journal);
+        let mut runner = Runner::new(exp, state, dir, journal, registry);
         // The state at time 0.
         runner.output_row()?;
         let file = runner.dir.claim(TIMESERIES_FILE)?;
@@ -282,7 +289,7 @@ impl Runner {
                 pop.grains.push(id);
             }
         }
-        let mut runner = Runner::new(exp, state, dir, journal);
+        let mut runner = Runner::new(exp, state, dir, journal, registry);
         if runner.finished() && runner.outputs_written() {
             // Nothing to continue: the outputs of the finished run stay as they are.
             return Ok(runner);
@@ -318,7 +325,13 @@ impl Runner {
         Ok(runner)
     }
 
-    fn new(exp: Experiment, state: RunState, dir: RunDir, journal: Journal) -> Runner {
+    fn new(
+        exp: Experiment,
+        state: RunState,
+        dir: RunDir,
+        journal: Journal,
+        registry: &ForceModelRegistry,
+    ) -> Runner {
         let t = &exp.scenario.time;
         let dt = t.dt;
         Runner {
@@ -331,6 +344,7 @@ impl Runner {
             out: dir.path().to_path_buf(),
             dir,
             journal,
+            registry: registry.clone(),
         }
     }
 
@@ -457,11 +471,23 @@ impl Runner {
                     steps_per_second: done as f64 / session.elapsed().as_secs_f64().max(1e-9),
                     grains: self.exp.world.grain_count(),
                     contacts: stats.contacts,
+                    seed_index: 0,
+                    seed_count: seed_count(&self.exp.scenario) as usize,
                 });
             }
         }
         self.state.wall_seconds = wall_before + session.elapsed().as_secs_f64();
         self.checkpoint()?;
+        if seed_count(&self.exp.scenario) > 1 {
+            run_companions(
+                &self.exp.scenario,
+                &self.exp.path,
+                &self.out,
+                &self.registry,
+                self.exp.world.thread_count(),
+                progress,
+            )?;
+        }
         let status = if self.state.at_rest {
             Status::AtRest
         } else {

@@ -4,7 +4,8 @@
 //! populations, time step and end, integrator, force model and coefficients, seed); the
 //! status with its warnings or error; the answers (every scalar of the summary, a value
 //! beside its uncertainty as `value ± uncertainty`, and the scalars of a group of answers
-//! such as the chute's `bagnold` fit as `bagnold.amplitude_A`); every plot; how long each
+//! such as the chute's `bagnold` fit as `bagnold.amplitude_A`); for a scenario run with
+//! several seeds, each answer's mean, spread and values over them; every plot; how long each
 //! stage of the step took; links to the run's other files, the tables its measurements
 //! wrote among them. The page is built from the summary as written, so the two never
 //! disagree.
@@ -119,6 +120,9 @@ pub fn run_report(
 
     page.section("Answers");
     page.table(&["quantity", "value"], &answer_rows(entries));
+    if let Some(seeds) = entries.get("seeds").and_then(Value::as_object) {
+        over_seeds(&mut page, seeds);
+    }
 
     if !figures.is_empty() {
         page.section("Plots");
@@ -304,7 +308,7 @@ fn answer_rows(entries: &Map<String, Value>) -> Vec<Vec<Cell>> {
     for (key, value) in entries {
         if STATUS_KEYS.contains(&key.as_str())
             || TIMING_KEYS.contains(&key.as_str())
-            || key.as_str() == "warnings"
+            || ["warnings", "seeds"].contains(&key.as_str())
         {
             continue;
         }
@@ -314,6 +318,52 @@ fn answer_rows(entries: &Map<String, Value>) -> Vec<Vec<Cell>> {
         }
     }
     rows
+}
+
+/// The answers over the scenario's seeds (the summary's `seeds` entry, see
+/// [`crate::seeds`]): which runs, how each ended, and for each answer its mean ± sample
+/// standard deviation, its range and every seed's value.
+fn over_seeds(page: &mut ReportPage, seeds: &Map<String, Value>) {
+    let list = |key: &str| -> Vec<String> {
+        seeds
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|items| items.iter().map(text).collect())
+            .unwrap_or_default()
+    };
+    let (numbers, runs, statuses) = (list("seeds"), list("runs"), list("statuses"));
+    page.section(&format!("Over {} seeds", numbers.len()));
+    let described: Vec<String> = numbers
+        .iter()
+        .zip(&runs)
+        .zip(&statuses)
+        .map(|((seed, run), status)| format!("seed {seed} ({run}): {status}"))
+        .collect();
+    page.paragraph(&described.join("; "));
+    let number = |entry: &Map<String, Value>, key: &str| {
+        entry.get(key).and_then(Value::as_f64).unwrap_or(f64::NAN)
+    };
+    let rows: Vec<Vec<Cell>> = seeds
+        .get("answers")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(key, entry)| {
+            let entry = entry.as_object()?;
+            let values = entry.get("values").map(text).unwrap_or_default();
+            Some(vec![
+                Cell::text(key.as_str()),
+                Cell::number(plus_minus(number(entry, "mean"), number(entry, "sd"))),
+                Cell::number(format!(
+                    "{} – {}",
+                    short(number(entry, "min")),
+                    short(number(entry, "max"))
+                )),
+                Cell::text(values),
+            ])
+        })
+        .collect();
+    page.table(&["quantity", "mean ± sd", "range", "values"], &rows);
 }
 
 /// The rows of the scalar entries of `entries`, their names after `prefix`.

@@ -21,6 +21,13 @@ pub struct Scenario {
     pub name: String,
     /// Seed of every random choice (grain shapes, orientations, jitter, pouring).
     pub seed: u64,
+    /// How many seeds the scenario is run with: the run itself with `seed`, then one run for
+    /// each of the seeds after it, in `seeds/seed-<s>/` (ordinary runs, without frames);
+    /// `summary.json` then gives every numeric answer over all of them (each seed's value,
+    /// mean, sample standard deviation, range): one run of a chaotic granular experiment is
+    /// not an answer. Default 1.
+    #[serde(default)]
+    pub seeds: Option<u64>,
     /// Time step, end and output cadence.
     pub time: TimeSpec,
     /// Acceleration of gravity (m/s²).

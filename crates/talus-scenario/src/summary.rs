@@ -20,6 +20,7 @@ use crate::probe::Probe;
 use crate::probe::repose::json_number;
 use crate::run::{Runner, TIMESERIES_FILE, io_error};
 use crate::run_report::write_report;
+use crate::seeds::{over_seeds, seed_count};
 
 /// Overlaps deeper than this fraction of the grain size are outside the range where the
 /// volumetric contact laws are calibrated (they are meant for overlaps of a few per cent);
@@ -312,7 +313,25 @@ pub fn summary(runner: &Runner, status: &Status) -> Value {
             put(&k, v);
         }
     }
+    if seed_count(&exp.scenario) > 1 && matches!(status, Status::Finished | Status::AtRest) {
+        add_seeds(&mut m, runner);
+    }
     Value::Object(m)
+}
+
+/// Adds the answers over the scenario's seeds to the summary `m` of a run that reached its
+/// end (see [`crate::seeds`]); a companion run without a clean answer makes the run
+/// suspect, with the reason among its warnings.
+fn add_seeds(m: &mut Map<String, Value>, runner: &Runner) {
+    let own = Value::Object(m.clone());
+    let (block, seed_warnings) = over_seeds(&runner.exp.scenario, runner.out_dir(), &own);
+    if !seed_warnings.is_empty() {
+        if let Some(Value::Array(warnings)) = m.get_mut("warnings") {
+            warnings.extend(seed_warnings.into_iter().map(Value::from));
+        }
+        m.insert("status".into(), Value::from("suspect"));
+    }
+    m.insert("seeds".into(), block);
 }
 
 /// The plots of every run (kinetic energy, coordination) and of its probes.

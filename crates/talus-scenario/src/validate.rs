@@ -12,6 +12,7 @@ use crate::schema::{
     HopperKind, MeasurementSpec, MotionSpec, Placement, PopulationSpec, Scenario, ShapeScale,
     ShapeSpec, Vec3, WallShape,
 };
+use crate::sweep::grid::MAX_SEEDS;
 
 /// Largest magnitude of a coordinate or vector component (m, m/s, …).
 const MAX_COORDINATE: f64 = 1e6;
@@ -576,6 +577,16 @@ impl Checker {
             }
         }
         self.periodic(s);
+        if let Some(n) = s.seeds
+            && !(1..=MAX_SEEDS).contains(&n)
+        {
+            self.fail(
+                "seeds",
+                format!("{n} runs"),
+                "from 1 to 1000 runs (the scenario's seed and the ones after it; 3 to 5 give \
+                 a spread worth reporting)",
+            );
+        }
         if self.non_negative("margin", s.margin) {
             let smallest = smallest_grain_diameter(s);
             if sizes_valid(s) && s.margin > smallest {

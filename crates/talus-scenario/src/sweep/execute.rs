@@ -134,7 +134,7 @@ fn run_one(
     report(index, &RunEvent::Started { resumed });
     let clock = Instant::now();
     let result = if resumed {
-        resume(&path, registry, options.threads)
+        continue_run(&path, registry, options.threads, &mut |_| {})
     } else {
         start(plan, index, &path, registry, options.threads)
     };
@@ -171,8 +171,17 @@ fn start(
     runner.run(None, &mut |_| {})
 }
 
-/// Continues the run in `path` from its checkpoint.
-fn resume(path: &Path, registry: &ForceModelRegistry, threads: usize) -> Result<(), ScenarioError> {
+/// Continues the run in `path` from its checkpoint to its end, calling `progress` as it
+/// goes; a run killed between its last checkpoint and its summary only writes its outputs.
+///
+/// # Errors
+/// As [`Runner::resume_in`] and [`Runner::run`].
+pub(crate) fn continue_run(
+    path: &Path,
+    registry: &ForceModelRegistry,
+    threads: usize,
+    progress: &mut dyn FnMut(&crate::run::Progress),
+) -> Result<(), ScenarioError> {
     let mut runner = Runner::resume_in(RunDir::open(path)?, registry, threads)?;
     if runner.finished() {
         // Killed between its last checkpoint and its summary: only the outputs are missing.
@@ -183,5 +192,5 @@ fn resume(path: &Path, registry: &ForceModelRegistry, threads: usize) -> Result<
         };
         return write_outputs(&mut runner, status);
     }
-    runner.run(None, &mut |_| {})
+    runner.run(None, progress)
 }

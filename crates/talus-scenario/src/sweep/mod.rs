@@ -31,6 +31,7 @@ use crate::output::atomic::write_atomic;
 use crate::output::plot::{Plot, render_png};
 use crate::output::run_dir::REPORT_FILE;
 use crate::run::io_error;
+use crate::seeds::seed_count;
 use dir::{MEANS_FILE, PLOTS_DIR, SweepDir, TABLE_FILE};
 use execute::RunEvent;
 use grid::{Axis, MAX_SEEDS};
@@ -44,8 +45,9 @@ pub struct SweepRequest {
     pub set: Vec<String>,
     /// The varied keys, `key=value,value,…` each.
     pub vary: Vec<String>,
-    /// Seeds per grid point: the scenario's seed and the ones after it.
-    pub seeds: u64,
+    /// Seeds per grid point: the scenario's seed and the ones after it; `None`: the
+    /// scenario's `seeds` (1 if it gives none). Each run of a sweep runs one seed.
+    pub seeds: Option<u64>,
 }
 
 /// Most runs in one sweep: more is almost certainly a mistake in a `lin`/`log` count, and
@@ -67,7 +69,10 @@ pub fn plan(
     registry: &ForceModelRegistry,
 ) -> Result<Plan, Vec<ScenarioError>> {
     let scenario = read(file).map_err(|e| vec![e])?;
-    let base = apply_overrides(&scenario, &request.set).map_err(|e| vec![e])?;
+    let mut base = apply_overrides(&scenario, &request.set).map_err(|e| vec![e])?;
+    // The sweep runs the seeds itself, each as a run of its own.
+    let seed_count = request.seeds.unwrap_or_else(|| seed_count(&base));
+    base.seeds = None;
     let mut errors = Vec::new();
     let mut axes: Vec<Axis> = Vec::new();
     for spec in &request.vary {
@@ -101,7 +106,7 @@ pub fn plan(
                     .into(),
             ));
         }
-        if key == "seed" {
+        if key == "seed" || key == "seeds" {
             errors.push(fail(
                 &format!("(--vary) {}", axis.key),
                 "the seed is varied by --seeds N (the scenario's seed and the N − 1 after it)"
@@ -109,9 +114,15 @@ pub fn plan(
             ));
         }
     }
-    if !(1..=MAX_SEEDS).contains(&request.seeds) {
+    if set_keys.iter().any(|k| k == "seeds") {
         errors.push(fail(
-            &format!("(--seeds) {}", request.seeds),
+            "(--set) seeds",
+            "a sweep's seeds per grid point are given by --seeds N".into(),
+        ));
+    }
+    if !(1..=MAX_SEEDS).contains(&seed_count) {
+        errors.push(fail(
+            &format!("(--seeds) {seed_count}"),
             format!("seeds per grid point must be from 1 to {MAX_SEEDS}"),
         ));
     }
@@ -120,9 +131,9 @@ pub fn plan(
     }
     // The grid's size before any of it is built: a few long `lin`/`log` lists crossed with
     // many seeds would otherwise build (and check) billions of points first.
-    let runs = axes.iter().fold(request.seeds, |n, a| {
-        n.saturating_mul(a.values.len() as u64)
-    });
+    let runs = axes
+        .iter()
+        .fold(seed_count, |n, a| n.saturating_mul(a.values.len() as u64));
     if runs > MAX_RUNS {
         return Err(vec![fail(
             "(--vary, --seeds)",
@@ -133,9 +144,7 @@ pub fn plan(
         )]);
     }
     let base_text = to_ron(&base).map_err(|e| vec![e])?;
-    let seeds = (0..request.seeds)
-        .map(|k| base.seed.wrapping_add(k))
-        .collect();
+    let seeds = (0..seed_count).map(|k| base.seed.wrapping_add(k)).collect();
     let plan = Plan::new(file, base_text, request.set.clone(), axes, seeds);
     let mut seen = Vec::new();
     let mut seen_errors: Vec<String> = Vec::new();

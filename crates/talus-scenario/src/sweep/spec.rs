@@ -6,7 +6,7 @@
 //!     scenario: "../configs/angle_of_repose.ron", // relative to this file
 //!     set: ["time.end=1.2"],                       // as --set, for every run
 //!     vary: ["force_model.coefficients.friction=0.1,0.2,0.4,0.6,0.9"], // as --vary
-//!     seeds: 3,                                    // as --seeds; default 1
+//!     seeds: 3,                                    // as --seeds; default the scenario's, or 1
 //! )
 //! ```
 

@@ -17,13 +17,14 @@ use crate::sweep::plan::Plan;
 
 /// Summary entries that describe how a run was computed rather than what it found: in the
 /// table, but neither averaged nor plotted.
-const BOOKKEEPING: [&str; 11] = [
+const BOOKKEEPING: [&str; 12] = [
     "contacts",
     "critical_dt",
     "dt",
     "grain_steps_per_second",
     "grains",
     "seed",
+    "seeds",
     "sim_time",
     "steps",
     "threads",
@@ -136,6 +137,22 @@ fn scalar(value: &Value) -> Option<Scalar> {
         }
         Value::Object(_) => None,
     }
+}
+
+/// The numeric answers of one summary by flattened key (`bagnold.coefficient`),
+/// bookkeeping left out; `null` (an answer that could not be measured) reads as NaN.
+#[must_use]
+pub fn numeric_answers(summary: &Value) -> BTreeMap<String, f64> {
+    let mut scalars = BTreeMap::new();
+    flatten("", summary, &mut scalars);
+    scalars
+        .into_iter()
+        .filter(|(k, _)| !is_bookkeeping(k))
+        .filter_map(|(k, v)| match v {
+            Scalar::Number(x) => Some((k, x)),
+            Scalar::Text(_) => None,
+        })
+        .collect()
 }
 
 /// Whether `key` is one of the run's bookkeeping entries (see [`BOOKKEEPING`]).
