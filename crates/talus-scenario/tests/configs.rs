@@ -98,6 +98,7 @@ fn gear_at_the_step_check_allows_does_not_blow_up_in_any_shipped_config() {
             "time.stop_at_rest=None".to_string(),
             "outputs.frame_interval=None".to_string(),
             "outputs.plots=false".to_string(),
+            "seeds=1".to_string(),
         ];
         for (p, population) in scenario.grains.iter().enumerate() {
             // A poured population: what is poured in the first half of the run.

@@ -19,6 +19,7 @@ fn run(tag: &str, change: impl FnOnce(&mut ForceModelSpec)) -> Result<String, St
         "time.output_interval=0.002",
         "outputs.frame_interval=None",
         "outputs.plots=false",
+        "seeds=1",
     ]
     .iter()
     .map(ToString::to_string)

@@ -21,7 +21,11 @@ fn pile(tag: &str, gamma: Option<f64>) -> f64 {
     let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/angle_of_repose.ron");
     let overrides: Vec<String> = SHORT_PILE
         .iter()
-        .chain(&["outputs.frame_interval=None", "outputs.plots=false"])
+        .chain(&[
+            "outputs.frame_interval=None",
+            "outputs.plots=false",
+            "seeds=1",
+        ])
         .map(ToString::to_string)
         .collect();
     let mut scenario = apply_overrides(&read(&file).unwrap(), &overrides).unwrap();

@@ -196,12 +196,15 @@ pub fn config_file(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../configs/{name}.ron"))
 }
 
-/// The shipped scenario `name` with `overrides`, then `more`, applied.
+/// The shipped scenario `name` with `overrides`, then `more`, applied, run with its own
+/// seed only (a file's `seeds: N` would run its companions too; the spread over seeds is
+/// tested end to end in talus-cli's `tests/seeds.rs`).
 #[allow(dead_code)]
 pub fn scenario(name: &str, overrides: &[&str], more: &[&str]) -> (PathBuf, Scenario) {
     let file = config_file(name);
-    let all: Vec<String> = overrides
+    let all: Vec<String> = ["seeds=1"]
         .iter()
+        .chain(overrides)
         .chain(more)
         .map(ToString::to_string)
         .collect();
