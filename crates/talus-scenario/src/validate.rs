@@ -583,8 +583,10 @@ impl Checker {
             self.fail(
                 "seeds",
                 format!("{n} runs"),
-                "from 1 to 1000 runs (the scenario's seed and the ones after it; 3 to 5 give \
-                 a spread worth reporting)",
+                &format!(
+                    "from 1 to {MAX_SEEDS} runs (the scenario's seed and the ones after it; 3 \
+                     to 5 give a spread worth reporting)"
+                ),
             );
         }
         if self.non_negative("margin", s.margin) {
