@@ -28,13 +28,10 @@ use crate::probe::repose::json_number;
 use crate::run::{Progress, Runner};
 use crate::schema::Scenario;
 use crate::sweep::execute::{continue_run, ended_status};
-use crate::sweep::table::{Spread, numeric_answers};
+use crate::sweep::table::{ANSWERED, Spread, numeric_answers};
 
 /// The folder of the companion runs, in the run's directory.
 pub const SEEDS_DIR: &str = "seeds";
-
-/// Statuses whose answers count in the spread (a suspect run's too, with a warning).
-const ANSWERED: [&str; 3] = ["finished", "at_rest", "suspect"];
 
 /// How many seeds `scenario` is run with.
 #[must_use]
@@ -45,9 +42,13 @@ pub fn seed_count(scenario: &Scenario) -> u64 {
 /// The seeds of the runs: the scenario's own, then the ones after it.
 #[must_use]
 pub fn seeds_of(scenario: &Scenario) -> Vec<u64> {
-    (0..seed_count(scenario))
-        .map(|k| scenario.seed.wrapping_add(k))
-        .collect()
+    seeds_from(scenario.seed, seed_count(scenario))
+}
+
+/// `count` seeds from `first` on (wrapping past the largest).
+#[must_use]
+pub fn seeds_from(first: u64, count: u64) -> Vec<u64> {
+    (0..count).map(|k| first.wrapping_add(k)).collect()
 }
 
 /// The directory of the companion run with `seed`, relative to the run's directory.

@@ -31,7 +31,7 @@ use crate::output::atomic::write_atomic;
 use crate::output::plot::{Plot, render_png};
 use crate::output::run_dir::REPORT_FILE;
 use crate::run::io_error;
-use crate::seeds::seed_count;
+use crate::seeds::{seed_count, seeds_from};
 use dir::{MEANS_FILE, PLOTS_DIR, SweepDir, TABLE_FILE};
 use execute::RunEvent;
 use grid::{Axis, MAX_SEEDS};
@@ -144,7 +144,7 @@ pub fn plan(
         )]);
     }
     let base_text = to_ron(&base).map_err(|e| vec![e])?;
-    let seeds = (0..seed_count).map(|k| base.seed.wrapping_add(k)).collect();
+    let seeds = seeds_from(base.seed, seed_count);
     let plan = Plan::new(file, base_text, request.set.clone(), axes, seeds);
     let mut seen = Vec::new();
     let mut seen_errors: Vec<String> = Vec::new();

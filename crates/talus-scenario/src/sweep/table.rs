@@ -34,7 +34,7 @@ const BOOKKEEPING: [&str; 12] = [
 
 /// Statuses whose answers count in the means (a suspect run's are averaged too, and the
 /// number of suspect runs is given beside them).
-const ANSWERED: [&str; 3] = ["finished", "at_rest", "suspect"];
+pub const ANSWERED: [&str; 3] = ["finished", "at_rest", "suspect"];
 
 /// One scalar of a summary.
 #[derive(Debug, Clone, PartialEq)]
