@@ -30,6 +30,7 @@ mod polyhedron;
 mod pose;
 mod proximity;
 mod segment;
+mod tagged_polygon;
 mod triangle_hull;
 
 pub use bounds::{Aabb, BoundingEllipsoid};

@@ -33,6 +33,7 @@ use crate::iso::Iso;
 use crate::overlap_trace::{Crossing, PartFace, Trace, trace};
 use crate::polyhedron::{ConvexPolyhedron, polygon_area_and_moment, polygon_area_vector};
 use crate::pose::Pose;
+use crate::tagged_polygon::TaggedPolygon;
 
 /// The overlap of two penetrating grains.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -114,10 +115,6 @@ struct Workspace {
     faces_b: Vec<u32>,
     planes_a: Vec<Plane>,
     planes_b: Vec<Plane>,
-    /// A's candidate vertices in B's frame, each transformed once.
-    points_a: Vec<DVec3>,
-    /// A part of B's face, for the walk.
-    points_b: Vec<DVec3>,
     /// For one candidate face: which of the other grain's candidate faces have a sphere
     /// meeting its own (bit `j` for face `j`).
     near: Vec<u64>,
@@ -131,9 +128,8 @@ struct Workspace {
     coded_b: Coded,
     clipper: Clipper,
     trace: Trace,
-    /// A part of the walk's and its scratch: corners with their tags (see [`ORIGINAL`]).
-    tagged: Vec<(DVec3, u32)>,
-    tagged_scratch: Vec<(DVec3, u32)>,
+    /// A part of a face bounding A∩B, its corners tagged (see [`ORIGINAL`]).
+    part: TaggedPolygon,
 }
 
 thread_local! {
@@ -458,10 +454,8 @@ fn assemble(
             continue;
         }
         w.kept_a.push(part.face);
-        w.points_a.clear();
-        w.points_a.extend(w.tagged.iter().map(|&(x, _)| x));
-        sums.add(&w.points_a);
-        let vector_area = sums.add_contact(&w.points_a);
+        sums.add(w.part.points());
+        let vector_area = sums.add_contact(w.part.points());
         magnitude += vector_area.length();
     }
     let mut closure = DVec3::ZERO;
@@ -485,13 +479,11 @@ fn assemble(
             }
         });
         w.kept_b.push(part.face);
-        w.points_b.clear();
-        w.points_b.extend(w.tagged.iter().map(|&(x, _)| x));
-        let vector_area = polygon_area_vector(&w.points_b);
+        let vector_area = polygon_area_vector(w.part.points());
         closure += vector_area;
         magnitude += vector_area.length();
         if !lies_in_a {
-            sums.add(&w.points_b);
+            sums.add(w.part.points());
         }
     }
     // The parts must close: ∂A∩∂B may have more than one loop (a corner of one grain
@@ -529,21 +521,15 @@ fn checked_part(
     (tolerance, margin): (f64, f64),
     w: &mut Workspace,
 ) -> Option<bool> {
-    w.tagged.clear();
-    w.tagged.extend(corners);
+    w.part.start(corners);
     let cuts = &w.trace.cuts[part.cuts.0 as usize..part.cuts.1 as usize];
     if !cuts.iter().all(|&g| {
-        clip_tagged(
-            &mut w.tagged,
-            &mut w.tagged_scratch,
-            &plane(g),
-            g,
-            tolerance,
-        )
+        let plane = plane(g);
+        w.part.clip(|x| plane.distance(x), g, tolerance)
     }) {
         return Some(false);
     }
-    for &(x, tag) in &w.tagged {
+    for (&x, &tag) in w.part.points().iter().zip(w.part.tags()) {
         let x = other.from_b.map_or(x, |to_own| to_own.point(x));
         let inside = if tag & ORIGINAL != 0 {
             !w.trace.first_check(other.part_of_a, tag & !ORIGINAL)
@@ -904,81 +890,6 @@ fn finish(
 /// Marks a corner of a part as a vertex of its grain (else it is the index of the other
 /// grain's face whose plane cut it out).
 const ORIGINAL: u32 = 1 << 31;
-
-/// Clips a polygon of tagged corners by the half-space of `plane` (as
-/// [`Clipper::clip`]); new corners get `tag`. Returns whether a polygon with area is left.
-fn clip_tagged(
-    polygon: &mut Vec<(DVec3, u32)>,
-    scratch: &mut Vec<(DVec3, u32)>,
-    plane: &Plane,
-    tag: u32,
-    tolerance: f64,
-) -> bool {
-    // The distances once, then nothing more when no corner lies beyond the plane.
-    const ON_STACK: usize = 32;
-    let n = polygon.len();
-    if n > ON_STACK {
-        return clip_tagged_large(polygon, scratch, plane, tag, tolerance);
-    }
-    let mut distances = [0.0; ON_STACK];
-    let mut beyond = 0usize;
-    for (d, &(p, _)) in distances.iter_mut().zip(polygon.iter()) {
-        *d = plane.distance(p);
-        beyond += usize::from(*d > tolerance);
-    }
-    if beyond == 0 {
-        return true;
-    }
-    if beyond == n {
-        return false;
-    }
-    scratch.clear();
-    for k in 0..n {
-        let l = if k + 1 == n { 0 } else { k + 1 };
-        let ((p, tp), (q, _)) = (polygon[k], polygon[l]);
-        let (dp, dq) = (distances[k], distances[l]);
-        let (p_in, q_in) = (dp <= tolerance, dq <= tolerance);
-        if p_in {
-            scratch.push((p, tp));
-        }
-        if p_in != q_in {
-            scratch.push((p + (q - p) * (dp / (dp - dq)).clamp(0.0, 1.0), tag));
-        }
-    }
-    std::mem::swap(polygon, scratch);
-    polygon.len() >= 3
-}
-
-/// [`clip_tagged`] for a polygon of many corners.
-fn clip_tagged_large(
-    polygon: &mut Vec<(DVec3, u32)>,
-    scratch: &mut Vec<(DVec3, u32)>,
-    plane: &Plane,
-    tag: u32,
-    tolerance: f64,
-) -> bool {
-    scratch.clear();
-    let n = polygon.len();
-    let mut outside = false;
-    for k in 0..n {
-        let l = if k + 1 == n { 0 } else { k + 1 };
-        let ((p, tp), (q, _)) = (polygon[k], polygon[l]);
-        let (dp, dq) = (plane.distance(p), plane.distance(q));
-        let (p_in, q_in) = (dp <= tolerance, dq <= tolerance);
-        outside |= !p_in;
-        if p_in {
-            scratch.push((p, tp));
-        }
-        if p_in != q_in {
-            scratch.push((p + (q - p) * (dp / (dp - dq)).clamp(0.0, 1.0), tag));
-        }
-    }
-    if !outside {
-        return true;
-    }
-    std::mem::swap(polygon, scratch);
-    polygon.len() >= 3
-}
 
 fn in_face(poly: &ConvexPolyhedron, f: u32, x: DVec3, margin: f64) -> bool {
     poly.face_side_planes(f as usize)
