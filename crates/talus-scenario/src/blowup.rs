@@ -45,10 +45,8 @@ impl Limits {
             hi = hi.max(p);
         };
         let world = &exp.world;
-        for id in world.grains() {
-            if let Ok(g) = world.grain(id) {
-                include(g.pose.position);
-            }
+        for g in world.grain_states() {
+            include(g.pose.position);
         }
         for p in &exp.scenario.grains {
             match &p.placement {
@@ -178,8 +176,8 @@ impl BlowUpCheck {
         if step % SCAN_EVERY != 0 {
             return None;
         }
-        for id in world.grains() {
-            let Ok(g) = world.grain(id) else { continue };
+        for g in world.grain_states() {
+            let id = g.id;
             if !(g.pose.position.is_finite()
                 && g.velocity.is_finite()
                 && g.angular_velocity.is_finite())

@@ -36,10 +36,7 @@ pub fn write_frame(
     let world = &exp.world;
     let time = world.time();
     let shapes = world.shapes();
-    let states: Vec<_> = world
-        .grains()
-        .filter_map(|id| world.grain(id).ok())
-        .collect();
+    let states: Vec<_> = world.grain_states().collect();
     let grains: Vec<GrainFrame> = states
         .iter()
         .filter_map(|g| {

@@ -533,8 +533,7 @@ impl Runner {
         let up = up_direction(self.exp.scenario.gravity_vector());
         let shapes = world.shapes();
         let grains = world
-            .grains()
-            .filter_map(|id| world.grain(id).ok())
+            .grain_states()
             .filter_map(|state| {
                 let shape = shapes.get(state.shape).ok()?;
                 let local_up = state.pose.rotation.conjugate() * up;
@@ -569,8 +568,7 @@ impl Runner {
     pub fn kinetic_energy(&self) -> f64 {
         let world = &self.exp.world;
         world
-            .grains()
-            .filter_map(|id| world.grain(id).ok())
+            .grain_states()
             .map(|g| kinetic_energy(&g))
             .fold(0.0, |sum, e| sum + e)
     }
@@ -734,7 +732,7 @@ impl Runner {
             let mut occupied = Neighbourhood::new(reach);
             {
                 let world = &self.exp.world;
-                for g in world.grains().filter_map(|id| world.grain(id).ok()) {
+                for g in world.grain_states() {
                     let x = g.pose.position;
                     if x.cmpge(lo - reach).all() && x.cmple(hi + reach).all() {
                         occupied.insert(x);
@@ -795,8 +793,7 @@ impl Runner {
             let (at, jitter, threshold) = (drip.at, drip.jitter, drip.threshold_speed);
             let world = &self.exp.world;
             let fastest = world
-                .grains()
-                .filter_map(|id| world.grain(id).ok())
+                .grain_states()
                 .map(|g| g.velocity.length())
                 .fold(0.0, f64::max);
             // A NaN speed (a run about to be stopped as blown up) releases nothing.
@@ -812,13 +809,10 @@ impl Runner {
             // nothing when it appears.
             let reach = pop.radius + self.max_radius();
             let periodic = world.params().periodic;
-            let blocked = world
-                .grains()
-                .filter_map(|id| world.grain(id).ok())
-                .any(|g| {
-                    let x = g.pose.position + periodic.nearest_image(position, g.pose.position);
-                    x.distance_squared(position) < reach * reach
-                });
+            let blocked = world.grain_states().any(|g| {
+                let x = g.pose.position + periodic.nearest_image(position, g.pose.position);
+                x.distance_squared(position) < reach * reach
+            });
             let desc = grain_desc(&self.exp.populations[p], j, position, orientation);
             if blocked || self.meets_wall(&desc, time) {
                 self.state.drip_blocked[p] += 1;

@@ -38,7 +38,6 @@ use crate::integrate::{
     GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
 };
 use crate::laws::{ContactLaws, NO_MATERIAL};
-use crate::material::MaterialId;
 use crate::periodic::Periodic;
 use crate::shape::{ShapeId, ShapeLibrary};
 use crate::wall::{Wall, WallGeometry};
@@ -431,6 +430,8 @@ impl World {
         let wall_states = &self.wall_states;
         let (slots, kinematics) = (&self.slots, &self.kinematics);
         let boxes = &self.boxes;
+        let mut solid_query = self.solid_query.query(ecs);
+        let solids = solid_query.view();
         self.bodies.clear();
         self.bodies
             .extend(self.proxies.iter().zip(boxes).map(|(body, aabb)| {
@@ -442,10 +443,8 @@ impl World {
                         else {
                             return BodyState::ABSENT;
                         };
-                        let Some((shape, radius, material)) = ecs
-                            .query_one::<(&ShapeId, &MaterialId)>(entity)
-                            .get()
-                            .ok()
+                        let Some((shape, radius, material)) = solids
+                            .get(entity)
                             .map(|(id, m)| (*id, m.0))
                             .and_then(|(id, m)| {
                                 shapes.get(id).ok().map(|s| (id, s.equivalent_radius, m))

@@ -157,6 +157,17 @@ impl GrainDesc {
     }
 }
 
+/// The components a grain's state is read from.
+type GrainComponents<'a> = (
+    &'a Pose,
+    &'a Inertia,
+    &'a ShapeId,
+    &'a MaterialId,
+    Option<&'a GearState>,
+    Option<&'a VerletState>,
+    Option<&'a Fresh>,
+);
+
 /// The state of one grain, as read back.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GrainState {
@@ -274,6 +285,9 @@ pub struct World {
     /// Scratch: each proxy as the contact stage sees it, and each wall's state at the end
     /// of the step; kept to reuse their memory.
     pub(crate) bodies: Vec<BodyState>,
+    /// The query that gathers the grains' shapes and materials into `bodies`, prepared once
+    /// (a query per grain costs more than its lookup; a fresh view allocates).
+    pub(crate) solid_query: hecs::PreparedQuery<(&'static ShapeId, &'static MaterialId)>,
     pub(crate) wall_states: Vec<WallState>,
     pub(crate) pool: rayon::ThreadPool,
     /// Mass, bounding radius and equivalent radius of every distinct kind of grain (shape
@@ -325,6 +339,7 @@ impl World {
             contact_forces: Vec::new(),
             spare_forces: Vec::new(),
             bodies: Vec::new(),
+            solid_query: hecs::PreparedQuery::new(),
             wall_states: Vec::new(),
             pool,
             extremes: Vec::new(),
@@ -800,22 +815,36 @@ impl World {
     /// [`SimError::UnknownId`] for a grain the world does not have.
     pub fn grain(&self, id: GrainId) -> Result<GrainState, SimError> {
         let entity = self.entity(id)?;
+        let mut query = self.ecs.query_one::<GrainComponents>(entity);
+        let components = query.get().map_err(|_| SimError::UnknownId {
+            kind: "grain",
+            id: id.0,
+            count: self.grain_count(),
+        })?;
+        self.state_of(id, components)
+    }
+
+    /// The state of every grain, in slot order (that of [`World::grains`]): what
+    /// [`World::grain`] gives for each, with the components looked up through one prepared
+    /// view instead of a query per grain.
+    pub fn grain_states(&self) -> impl Iterator<Item = GrainState> + '_ {
+        let view = self.ecs.view::<GrainComponents>();
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(move |(slot, entity)| {
+                let components = view.get((*entity)?)?;
+                self.state_of(GrainId(slot as u32), components).ok()
+            })
+    }
+
+    /// A grain's state from its components.
+    fn state_of(
+        &self,
+        id: GrainId,
+        (pose, inertia, shape, material, gear, verlet, fresh): <GrainComponents as hecs::Query>::Item<'_>,
+    ) -> Result<GrainState, SimError> {
         let dt = self.params.dt;
-        let mut query = self.ecs.query_one::<(
-            &Pose,
-            &Inertia,
-            &ShapeId,
-            &MaterialId,
-            Option<&GearState>,
-            Option<&VerletState>,
-            Option<&Fresh>,
-        )>(entity);
-        let (pose, inertia, shape, material, gear, verlet, fresh) =
-            query.get().map_err(|_| SimError::UnknownId {
-                kind: "grain",
-                id: id.0,
-                count: self.grain_count(),
-            })?;
         let (velocity, angular_velocity) = match (gear, verlet, fresh) {
             (Some(g), _, _) => g.velocities(pose, inertia, dt),
             (_, Some(v), _) => v.velocities(pose, inertia, dt),

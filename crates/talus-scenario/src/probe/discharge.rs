@@ -143,8 +143,7 @@ impl Discharge {
         let time = world.time();
         self.last_time = time;
         let below: Vec<(GrainId, f64)> = world
-            .grains()
-            .filter_map(|id| world.grain(id).ok())
+            .grain_states()
             .filter(|g| g.pose.position.z < self.outlet_z)
             .map(|g| (g.id, g.inertia.mass))
             .collect();
