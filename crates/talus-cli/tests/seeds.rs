@@ -180,17 +180,11 @@ fn a_run_stopped_while_its_companions_run_resumes_to_the_same_bits() {
     assert_eq!(resumed["seeds"], expected);
 
     // A companion left by a run of another scenario is not kept.
-    let result = talus(&[
-        "run",
-        file.to_str().unwrap(),
-        "--out",
-        cut.to_str().unwrap(),
-        "--force",
-        "--quiet",
-        "--set",
-        "force_model.coefficients.friction=0.2",
-    ]);
-    assert!(result.status.success(), "{}", text(&result.stderr));
+    run(
+        &file,
+        &cut,
+        &["--force", "--set", "force_model.coefficients.friction=0.2"],
+    );
     let companion = std::fs::read_to_string(cut.join("seeds/seed-13/scenario.ron")).unwrap();
     assert!(companion.contains("\"friction\": 0.2"), "{companion}");
     assert_ne!(summary(&cut)["seeds"], expected);
