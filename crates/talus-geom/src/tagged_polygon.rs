@@ -5,13 +5,17 @@
 
 use glam::DVec3;
 
+/// Polygons of up to this many corners are clipped without branches (see [`TaggedPolygon`]).
+const BRANCH_FREE_UP_TO: usize = 6;
+
 /// A convex polygon with a tag per corner, and the buffer its next clip writes into.
 ///
 /// The buffers only grow (a clip can at most double a polygon's corner count), so that a
 /// warm polygon clips without allocating, and the clip writes every corner and every cut
 /// point unconditionally, advancing the output by whether it is kept: the keep-or-drop
 /// decisions follow the data, and a branch per corner would be mispredicted about as often
-/// as it is taken.
+/// as it is taken. A polygon of many corners, which only two of its edges cross, is clipped
+/// with branches instead.
 #[derive(Default)]
 pub(crate) struct TaggedPolygon {
     points: Vec<DVec3>,
@@ -76,20 +80,41 @@ impl TaggedPolygon {
             &mut self.scratch_tags[..2 * n],
         );
         let (points, tags, distances) = (&self.points[..n], &self.tags[..n], &self.distances[..n]);
+        let crossing =
+            |p: DVec3, q: DVec3, dp: f64, dq: f64| p + (q - p) * (dp / (dp - dq)).clamp(0.0, 1.0);
         let mut m = 0;
-        for k in 0..n {
-            let l = if k + 1 == n { 0 } else { k + 1 };
-            let (p, q) = (points[k], points[l]);
-            let (dp, dq) = (distances[k], distances[l]);
-            let (p_in, q_in) = (dp <= tolerance, dq <= tolerance);
-            out_points[m] = p;
-            out_tags[m] = tags[k];
-            m += usize::from(p_in);
-            // Where the edge crosses the plane; computed for every edge and kept for those
-            // that cross (for the others it may be a NaN, never read).
-            out_points[m] = p + (q - p) * (dp / (dp - dq)).clamp(0.0, 1.0);
-            out_tags[m] = tag;
-            m += usize::from(p_in != q_in);
+        if n <= BRANCH_FREE_UP_TO {
+            for k in 0..n {
+                let l = if k + 1 == n { 0 } else { k + 1 };
+                let (dp, dq) = (distances[k], distances[l]);
+                let (p_in, q_in) = (dp <= tolerance, dq <= tolerance);
+                out_points[m] = points[k];
+                out_tags[m] = tags[k];
+                m += usize::from(p_in);
+                // Where the edge crosses the plane; computed for every edge and kept for
+                // those that cross (for the others it may be a NaN, never read).
+                out_points[m] = crossing(points[k], points[l], dp, dq);
+                out_tags[m] = tag;
+                m += usize::from(p_in != q_in);
+            }
+        } else {
+            // Many corners, of which only two edges cross: a division per edge would cost
+            // more than the branches it saves.
+            for k in 0..n {
+                let l = if k + 1 == n { 0 } else { k + 1 };
+                let (dp, dq) = (distances[k], distances[l]);
+                let (p_in, q_in) = (dp <= tolerance, dq <= tolerance);
+                if p_in {
+                    out_points[m] = points[k];
+                    out_tags[m] = tags[k];
+                    m += 1;
+                }
+                if p_in != q_in {
+                    out_points[m] = crossing(points[k], points[l], dp, dq);
+                    out_tags[m] = tag;
+                    m += 1;
+                }
+            }
         }
         std::mem::swap(&mut self.points, &mut self.scratch_points);
         std::mem::swap(&mut self.tags, &mut self.scratch_tags);
