@@ -25,6 +25,7 @@ mod iso;
 mod mass;
 mod overlap;
 mod overlap_half_space;
+mod overlap_reuse;
 mod overlap_trace;
 mod polyhedron;
 mod pose;

@@ -123,22 +123,6 @@ impl Trace {
         self.cuts.clear();
     }
 
-    /// Lists `face` (of grain a when `of_a`, else b) as bounding A∩B, cut by the planes of
-    /// the other grain's faces `cuts`.
-    pub fn push_part(&mut self, of_a: bool, face: u32, cuts: &[u32]) {
-        let start = self.cuts.len() as u32;
-        self.cuts.extend_from_slice(cuts);
-        let part = PartFace {
-            face,
-            cuts: (start, self.cuts.len() as u32),
-        };
-        if of_a {
-            self.parts_a.push(part);
-        } else {
-            self.parts_b.push(part);
-        }
-    }
-
     /// Whether vertex `v` (of grain a when `of_a`, else b) is checked for the first time
     /// since the last walk; marks it checked.
     pub fn first_check(&mut self, of_a: bool, v: u32) -> bool {

@@ -141,6 +141,10 @@ pub struct ConvexPolyhedron {
     diameter_bound: f64,
     /// The mean of the vertices.
     vertex_centroid: DVec3,
+    /// Per face: the pole of its plane about the vertex centroid `c`,
+    /// `normal / (offset − normal · c)` (a vertex of the polar polyhedron; see
+    /// [`ConvexPolyhedron::face_pole`]).
+    face_pole: Vec<DVec3>,
     /// Per edge: the packed data of the closest-feature walk.
     edge_records: Vec<EdgeRecord>,
     /// Per half-edge: the side plane of its face's prism, packed.
@@ -167,6 +171,7 @@ impl ConvexPolyhedron {
             + bytes(&self.half_edge_length)
             + bytes(&self.half_edge_side)
             + bytes(&self.face_sphere)
+            + bytes(&self.face_pole)
             + bytes(&self.edge_records)
             + bytes(&self.side_planes)
             + bytes(&self.star)
@@ -352,6 +357,7 @@ impl ConvexPolyhedron {
             half_edge_side,
             diameter_bound: local_aabb.extents().length(),
             vertex_centroid: DVec3::ZERO,
+            face_pole: Vec::new(),
             local_aabb,
             face_sphere,
             edge_records,
@@ -366,8 +372,14 @@ impl ConvexPolyhedron {
             )));
         }
         let vertex_centroid = poly.vertices.iter().sum::<DVec3>() / poly.vertices.len() as f64;
+        let face_pole = poly
+            .faces
+            .iter()
+            .map(|face| face.normal / (face.offset - face.normal.dot(vertex_centroid)))
+            .collect();
         Ok(ConvexPolyhedron {
             vertex_centroid,
+            face_pole,
             ..poly
         })
     }
@@ -495,6 +507,16 @@ impl ConvexPolyhedron {
     #[inline]
     pub(crate) fn vertex_star(&self, v: usize) -> &[StarEdge] {
         &self.star[self.star_start[v] as usize..self.star_start[v + 1] as usize]
+    }
+
+    /// The pole of face `f`'s plane `n · x = d` about the vertex centroid `c`:
+    /// `n / (d − n · c)`. A point `x` lies beyond that plane exactly when
+    /// `pole · (x − c) > 1`, and the poles of adjacent faces are joined by edges of the
+    /// polar polyhedron, so the face a point lies farthest beyond (in this measure) is found
+    /// by climbing the face graph.
+    #[inline]
+    pub(crate) fn face_pole(&self, f: usize) -> DVec3 {
+        self.face_pole[f]
     }
 
     /// The vertex at which half-edge `h` ends.
