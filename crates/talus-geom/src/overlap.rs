@@ -1679,6 +1679,14 @@ mod tests {
             if got.is_some() {
                 reused += 1;
                 agree(got, want, 2.0).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+                let (g, w) = (got.unwrap(), want.unwrap());
+                assert!(
+                    (g.area_moment - w.area_moment).length()
+                        <= 1e-9 * (1.0 + w.area_moment.length()),
+                    "seed {seed}: moment {:?} vs {:?}",
+                    g.area_moment,
+                    w.area_moment
+                );
             }
         }
         let ways = WAYS.with(std::cell::Cell::get);

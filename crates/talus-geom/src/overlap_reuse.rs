@@ -72,12 +72,18 @@ impl BoundingFaces {
         faces
     }
 
-    /// The faces of each grain, when there are some and all exist on `poly_a` and `poly_b`.
+    /// The faces of each grain, when there are some, all exist on `poly_a` and `poly_b` and
+    /// none is listed twice (a part counted twice would double its share of the overlap).
     fn on(&self, poly_a: &ConvexPolyhedron, poly_b: &ConvexPolyhedron) -> Option<(&[u16], &[u16])> {
         let fa = self.a.get(..usize::from(self.count_a))?;
         let fb = self.b.get(..usize::from(self.count_b))?;
         let fits = |faces: &[u16], poly: &ConvexPolyhedron| {
-            !faces.is_empty() && faces.iter().all(|&f| usize::from(f) < poly.faces().len())
+            !faces.is_empty()
+                && faces.iter().all(|&f| usize::from(f) < poly.faces().len())
+                && faces
+                    .iter()
+                    .enumerate()
+                    .all(|(i, f)| !faces[i + 1..].contains(f))
         };
         (fits(fa, poly_a) && fits(fb, poly_b)).then_some((fa, fb))
     }
@@ -232,24 +238,6 @@ struct StandIn {
 }
 
 impl StandIn {
-    /// A point of every listed plane, near `x`: the reference of the cones over Y's parts,
-    /// near them so that a thin overlap keeps its digits. For one plane the foot of `x` on
-    /// it, for two the foot on their common line, else the apex.
-    fn pole(&self, x: DVec3) -> DVec3 {
-        match self.count {
-            1 => {
-                let (normal, offset) = self.planes[0];
-                x - normal * (normal.dot(x) - offset)
-            }
-            2 => {
-                let along = self.planes[0].0.cross(self.planes[1].0);
-                let apex = self.apex_point;
-                apex + along * (along.dot(x - apex) / along.length_squared())
-            }
-            _ => self.apex_point,
-        }
-    }
-
     /// The listed `faces` of `poly` (A's when `is_a`) when they meet at a vertex; `plane`
     /// and `point` give planes and points in B's frame.
     fn of(
@@ -550,8 +538,7 @@ fn one_sided(
                 return Some(None);
             }
         }
-        let found =
-            found.get_or_insert_with(|| Reused::new(BoundarySums::about(x.pole(points[0]))));
+        let found = found.get_or_insert_with(|| Reused::new(BoundarySums::about(x.apex_point)));
         // The faces of X whose planes bound the part (its sides along them) bound A∩B.
         for &label in part.labels() {
             if label & ORIGINAL == 0 {
