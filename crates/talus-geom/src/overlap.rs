@@ -450,8 +450,8 @@ fn assemble(
     Some(sums)
 }
 
-/// The grain the corners of the other grain's parts must lie in: its solid, the map from B's frame into its own (none for B itself), and whether the parts
-/// checked against it are A's.
+/// The grain the corners of the other grain's parts must lie in: its solid, the map from B's
+/// frame into its own (none for B itself), and whether the parts checked against it are A's.
 struct Container<'p> {
     poly: &'p ConvexPolyhedron,
     from_b: Option<Iso>,
@@ -1003,8 +1003,9 @@ fn cap_faces(
 /// first moment (times 24) of the cones from a reference point, and A's vector area.
 #[derive(Default)]
 pub(crate) struct BoundarySums {
-    /// The first corner of the first polygon: on the intersection's boundary, so the cones
-    /// are no larger than the intersection and a thin overlap keeps its digits.
+    /// The apex of the cones: the first corner of the first polygon (on the intersection's
+    /// boundary, so the cones are no larger than the intersection and a thin overlap keeps
+    /// its digits) unless given (see [`BoundarySums::about`]).
     reference: DVec3,
     started: bool,
     six_volume: f64,
