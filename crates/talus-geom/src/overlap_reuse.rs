@@ -238,14 +238,16 @@ struct StandIn {
 }
 
 impl StandIn {
-    /// The listed `faces` of `poly` (A's when `is_a`) when they meet at a vertex; `plane`
-    /// and `point` give planes and points in B's frame.
+    /// The listed `faces` of `poly` (A's when `is_a`) when they meet at a vertex, and, for a
+    /// cone of three or more, at one the other grain holds (`in_other`, asked before
+    /// anything else is computed); `plane` and `point` give planes and points in B's frame.
     fn of(
         poly: &ConvexPolyhedron,
         is_a: bool,
         faces: &[u16],
         plane: impl Fn(u32) -> (DVec3, f64),
         point: impl Fn(DVec3) -> DVec3,
+        in_other: impl FnOnce(DVec3) -> bool,
     ) -> Option<StandIn> {
         let half_edges = poly.half_edges();
         let face_has = |f: u16, v: u32| {
@@ -258,13 +260,16 @@ impl StandIn {
             .half_edges()
             .map(|h| half_edges[h].origin)
             .find(|&v| rest.iter().all(|&f| face_has(f, v)))?;
+        let apex_point = point(poly.vertices()[apex as usize]);
+        if faces.len() >= 3 && !in_other(apex_point) {
+            return None;
+        }
         let mut stand = StandIn {
             is_a,
             faces: [0; HINT_FACES],
             planes: [(DVec3::ZERO, 0.0); HINT_FACES],
             count: faces.len(),
-
-            apex_point: point(poly.vertices()[apex as usize]),
+            apex_point,
             ends: [DVec3::ZERO; HINT_FACES],
             sectors: [0; HINT_FACES],
             whole_cone: false,
@@ -427,25 +432,25 @@ pub(crate) fn reused(
     // to clip), B when both have as many.
     let x_is_a_first = faces_a.len() > faces_b.len();
     for x_is_a in [x_is_a_first, !x_is_a_first] {
-        let stand = if x_is_a {
-            StandIn::of(a, true, faces_a, plane_a, |x| a_to_b.point(x))
-        } else {
-            StandIn::of(b, false, faces_b, plane_b, |x| x)
-        };
-        let Some(stand) = stand else {
-            continue;
-        };
-        // The apex of a cone must lie in Y, clearly, for Y's surface within it to be one
-        // piece.
         let (y_faces, y) = if x_is_a {
             (faces_b, &mut *side_b)
         } else {
             (faces_a, &mut *side_a)
         };
-        let mut start = u32::from(y_faces[0]);
-        if stand.count >= 3 && pair.beyond(!x_is_a, stand.apex_point, &mut start) >= -pair.margin {
+        // The apex of a cone must lie in Y, clearly, for Y's surface within it to be one
+        // piece.
+        let in_y = |apex: DVec3| {
+            let mut start = u32::from(y_faces[0]);
+            pair.beyond(!x_is_a, apex, &mut start) < -pair.margin
+        };
+        let stand = if x_is_a {
+            StandIn::of(a, true, faces_a, plane_a, |x| a_to_b.point(x), in_y)
+        } else {
+            StandIn::of(b, false, faces_b, plane_b, |x| x, in_y)
+        };
+        let Some(stand) = stand else {
             continue;
-        }
+        };
         let listed = if x_is_a {
             y.list(b, y_faces, plane_b, |x| x)
         } else {
