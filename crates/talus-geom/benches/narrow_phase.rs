@@ -17,7 +17,11 @@
 //!   checked, closest features and clipping when the check fails);
 //! * `overlap_deep/…`: `closest_features` + `overlap` with b pushed a fifth of the grain
 //!   size (0.4) into a, for 20 and 200 vertices (over 10^4 steps of the trajectory): how
-//!   the cost of a deep overlap grows with the vertex count.
+//!   the cost of a deep overlap grows with the vertex count. Printed first: the mean size of
+//!   A∩B's boundary there (faces of either grain with a part in the other, and the corners
+//!   of those parts, by clipping every face by every plane of the other grain): an exact
+//!   overlap has to visit all of it, so its cost cannot grow less than that from 20 to 200
+//!   vertices.
 //!
 //! Run with `cargo bench -p talus-geom --bench narrow_phase`; `TALUS_BENCH_K=18,462` limits
 //! the vertex counts.
@@ -122,6 +126,67 @@ fn statistics(c: &Case) -> (f64, [usize; 7]) {
         histogram[bin] += 1;
     }
     (penetrating as f64 / c.poses.len() as f64, histogram)
+}
+
+/// The part of `polygon` where `normal · x ≤ offset` (Sutherland–Hodgman).
+fn clip_polygon(polygon: &[DVec3], normal: DVec3, offset: f64) -> Vec<DVec3> {
+    let mut kept = Vec::with_capacity(polygon.len() + 1);
+    for (i, &p) in polygon.iter().enumerate() {
+        let q = polygon[(i + 1) % polygon.len()];
+        let (dp, dq) = (normal.dot(p) - offset, normal.dot(q) - offset);
+        if dp <= 0.0 {
+            kept.push(p);
+        }
+        if (dp < 0.0 && dq > 0.0) || (dp > 0.0 && dq < 0.0) {
+            kept.push(p + (q - p) * (dp / (dp - dq)));
+        }
+    }
+    kept
+}
+
+/// The faces of `a` (at `pose_a`) with a part inside `b` (at `pose_b`), and the corners of
+/// those parts: every face clipped by every plane of `b`.
+fn parts_inside(
+    a: &ConvexPolyhedron,
+    pose_a: &Pose,
+    b: &ConvexPolyhedron,
+    pose_b: &Pose,
+) -> (usize, usize) {
+    let (mut faces, mut corners) = (0, 0);
+    for f in 0..a.faces().len() {
+        let mut part: Vec<DVec3> = a
+            .face_vertices(f)
+            .map(|v| pose_a.transform_point(a.vertices()[v as usize]))
+            .collect();
+        for g in b.faces() {
+            let normal = pose_b.rotation * g.normal;
+            part = clip_polygon(&part, normal, g.offset + normal.dot(pose_b.position));
+            if part.len() < 3 {
+                break;
+            }
+        }
+        if part.len() >= 3 {
+            faces += 1;
+            corners += part.len();
+        }
+    }
+    (faces, corners)
+}
+
+/// Mean faces and corners of A∩B's boundary over every 50th pose of the trajectory.
+fn boundary_size(c: &Case) -> (f64, f64) {
+    let (mut faces, mut corners, mut count) = (0, 0, 0);
+    for (a, b) in c.poses.iter().step_by(50) {
+        let (fa, ca) = parts_inside(&c.poly, a, &c.poly, b);
+        let (fb, cb) = parts_inside(&c.poly, b, &c.poly, a);
+        faces += fa + fb;
+        corners += ca + cb;
+        count += 1;
+    }
+    (
+        faces as f64 / f64::from(count),
+        corners as f64 / f64::from(count),
+    )
 }
 
 /// Cycles through the trajectory, one query per call.
@@ -266,6 +331,12 @@ fn main() {
                 c.k, name, fraction, h[0], h[1], h[2], h[3], h[4], h[5], h[6]
             );
         }
+    }
+    println!("size of A∩B's boundary in the deep overlap (mean over the trajectory)");
+    println!("{:>5} {:>8} {:>8}", "K", "faces", "corners");
+    for c in &deep {
+        let (faces, corners) = boundary_size(c);
+        println!("{:>5} {faces:>8.1} {corners:>8.1}", c.k);
     }
     let mut criterion = Criterion::default().configure_from_args();
     bench_configuration(&mut criterion, "separated", &separated);
