@@ -55,8 +55,8 @@ pub struct Scenario {
     #[serde(default)]
     pub margin: f64,
     /// Steps between renumberings of the grains along a space-filling curve, which keeps
-    /// neighbours near each other in memory (results change in the last bits only, the order
-    /// in which forces are summed); default 1000, 0 never.
+    /// neighbours near each other in memory (results do not change: forces are summed in
+    /// the order of the grains' ids); default 1000, 0 never.
     #[serde(default)]
     pub renumber_every: Option<u64>,
     /// The materials, referred to by name.

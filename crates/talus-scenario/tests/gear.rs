@@ -16,12 +16,12 @@ use talus_scenario::schema::Integrator;
 mod common;
 
 use common::{
-    QUICK_BOX, QUICK_DRUM, QUICK_HOPPER, QUICK_PERIODIC_PILE, QUICK_PILE, QUICK_POUR,
-    QUICK_PYRAMID, QUICK_SHAPES, QUICK_VARIANTS, SHORT_CHUTE, SHORT_CONVEYOR, SHORT_DRIP,
-    assert_chute_flow, assert_conveyor_carries, assert_discharge, assert_dripped_heap,
-    assert_drum_turns_its_bed, assert_intruder_rises, assert_pile_angle, assert_poured_heap,
-    assert_settled_in_the_box, config_file, gear_step, heights, number, run_clean, scenario,
-    scratch, start, with_gear,
+    PERIODIC_PILE_MIN_DEG, QUICK_BOX, QUICK_DRUM, QUICK_HOPPER, QUICK_PERIODIC_PILE, QUICK_PILE,
+    QUICK_POUR, QUICK_PYRAMID, QUICK_SHAPES, QUICK_VARIANTS, SHORT_CHUTE, SHORT_CONVEYOR,
+    SHORT_DRIP, assert_chute_flow, assert_conveyor_carries, assert_discharge, assert_dripped_heap,
+    assert_drum_turns_its_bed, assert_intruder_rises, assert_pile_angle, assert_pile_angle_above,
+    assert_poured_heap, assert_settled_in_the_box, config_file, gear_step, heights, number,
+    run_clean, run_clean_but, scenario, scratch, start, with_gear,
 };
 
 /// The quick variant `overrides` of the shipped scenario `name`, started with Gear at the
@@ -79,7 +79,7 @@ fn pile_with_gear() {
 #[test]
 fn periodic_pile_with_gear() {
     let (mut runner, out) = gear("angle_of_repose_periodic", &QUICK_PERIODIC_PILE);
-    assert_pile_angle(&run_gear(&mut runner, &out));
+    assert_pile_angle_above(&run_gear(&mut runner, &out), PERIODIC_PILE_MIN_DEG);
     let _ = std::fs::remove_dir_all(out);
 }
 
@@ -138,7 +138,12 @@ fn conveyor_with_gear() {
 #[test]
 fn chute_flow_with_gear() {
     let (mut runner, out) = gear("chute_flow", &SHORT_CHUTE);
-    let summary = run_gear(&mut runner, &out);
+    // The short chute's flow is mostly still speeding up over its window: by 10 to 26 %
+    // over seeds 7, 8, 9 and 11, with either integrator, which the run reports as a doubt
+    // about its steadiness (the Verlet test in tests/chute.rs does not ask for a steady
+    // flow either). Everything else of a clean run is asked for.
+    let summary = run_clean_but(&mut runner, &out, &["the flow is accelerating"]);
+    assert!(number(&summary, "dt") <= number(&summary, "critical_dt"));
     assert_eq!(runner.exp.world.grain_count(), 150, "no grain lost");
     assert_chute_flow(&summary, &out);
     let _ = std::fs::remove_dir_all(out);

@@ -5,6 +5,9 @@
 //! `target/settled_bed_<n>.postcard`), so that only the first run pays for settling.
 //! `TALUS_BED_STEPS` sets the steps timed (default 2,000), `TALUS_BED_THREADS` the threads;
 //! `TALUS_BED_OUT` names a file for the final snapshot (to compare two builds byte for byte).
+//! `TALUS_BED_RANKS=N` steps the bed decomposed over N processes (threads joined by a
+//! `ThreadExchange`, one worker thread each) and prints each one's time, traffic and grains
+//! held per step.
 
 use std::time::Instant;
 
@@ -12,6 +15,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{Pose, generate};
+use talus_sim::distribute::{Exchange, ThreadExchange};
 use talus_sim::force::{Coefficients, ForceModelRegistry};
 use talus_sim::material::Material;
 use talus_sim::wall::{Motion, Wall, WallGeometry};
@@ -116,6 +120,11 @@ fn main() {
         let bytes = postcard::to_stdvec(&bed.snapshot()).expect("snapshot");
         std::fs::write(&file, bytes).expect("write the settled bed");
     }
+    let ranks = env("TALUS_BED_RANKS", 0);
+    if ranks > 0 {
+        decomposed(n, &bed.snapshot(), ranks, steps);
+        return;
+    }
     bed.set_threads(threads).expect("threads");
     let start = Instant::now();
     let mut contacts = 0;
@@ -151,4 +160,50 @@ fn main() {
         per_step(stages[4]),
         per_step(stages[5])
     );
+}
+
+/// Steps the bed of `snapshot` decomposed over `ranks` processes (threads) and prints what
+/// each did per step.
+fn decomposed(n: usize, snapshot: &WorldSnapshot, ranks: usize, steps: usize) {
+    let reports: Vec<String> = std::thread::scope(|s| {
+        let handles: Vec<_> = ThreadExchange::group(ranks)
+            .into_iter()
+            .map(|ex| {
+                s.spawn(move || {
+                    let mut w = world(n, false);
+                    w.restore(snapshot.clone()).expect("restore");
+                    w.set_threads(1).expect("threads");
+                    let rank = ex.rank();
+                    w.decompose(Box::new(ex), 100).expect("decompose");
+                    // The first step cuts the regions and drops what is not this process's.
+                    w.step();
+                    let (before, held_before) = (w.traffic(), w.grain_count());
+                    let start = Instant::now();
+                    for _ in 0..steps {
+                        w.step();
+                    }
+                    let seconds = start.elapsed().as_secs_f64();
+                    let t = w.traffic();
+                    let per = |x: f64| x / steps as f64;
+                    format!(
+                        "rank {rank}: {:.0} µs per step, {:.0} bytes sent per step, {:.0} µs per step exchanging (waiting included), owns {} grains (first {}), holds {} with ghosts",
+                        per(1e6 * seconds),
+                        per((t.bytes_sent - before.bytes_sent) as f64),
+                        per(1e6 * (t.exchange - before.exchange).as_secs_f64()),
+                        w.grain_count(),
+                        held_before,
+                        w.ecs().len()
+                    )
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("rank"))
+            .collect()
+    });
+    println!("{n} grains decomposed over {ranks} processes, {steps} steps:");
+    for r in reports {
+        println!("  {r}");
+    }
 }

@@ -4,8 +4,10 @@
 //! to overlap and leaves it when they stop; meanwhile it keeps the closest-feature pair of
 //! the narrow phase (so each query starts warm) and the force model's history (reset when
 //! the bodies stop touching, so a new contact starts fresh). The list is kept sorted by
-//! pair, and forces are summed per body in that order: whatever the number of threads that
-//! computed them, the sums are the same to the last bit.
+//! pair; a pair is met from the body of the lower id, and each body's forces are summed in
+//! the order of its partners' ids ([`crate::load_sums`]): whatever the number of threads or
+//! processes that computed them, and whatever the numbering of the pairs, the sums are the
+//! same to the last bit.
 
 use talus_geom::glam::DVec3;
 use talus_geom::{
@@ -130,13 +132,16 @@ pub(crate) struct ContactForce {
 
 /// Brings the contact list and its forces in line with the broad phase's events: the ended
 /// pairs leave, the started ones join with fresh caches, marked `fresh` (their forces still
-/// to be found); both lists stay sorted. The merge writes into the spares and swaps them in,
-/// so all lists keep their memory from step to step.
+/// to be found); both lists stay sorted. A started pair is met from the body of the smaller
+/// identity `key` (of its proxy: grain ids before walls), not of the smaller proxy, so that
+/// what it computes does not depend on the numbering. The merge writes into the spares and
+/// swaps them in, so all lists keep their memory from step to step.
 pub(crate) fn apply_events(
     lists: (&mut Vec<Contact>, &mut Vec<Option<ContactForce>>),
     spares: (&mut Vec<Contact>, &mut Vec<Option<ContactForce>>),
     events: &PairEvents,
     history_len: usize,
+    key: impl Fn(u32) -> u64,
 ) {
     if events.started.is_empty() && events.ended.is_empty() {
         return;
@@ -156,7 +161,7 @@ pub(crate) fn apply_events(
         overlap_hint: OverlapHint::default(),
         touching: false,
         fresh: true,
-        flipped: false,
+        flipped: key(pair.a) > key(pair.b),
         history: History::zeros(history_len),
         owner: crate::distribute::UNASSIGNED,
     };
@@ -390,6 +395,7 @@ mod tests {
             (&mut spare, &mut spare_forces),
             &events,
             3,
+            u64::from,
         );
         assert!(contacts.iter().all(|c| c.fresh) && forces.len() == contacts.len());
         contacts[1].history.as_mut_slice()[0] = 7.0;
@@ -401,6 +407,7 @@ mod tests {
             (&mut spare, &mut spare_forces),
             &events,
             3,
+            u64::from,
         );
         let got: Vec<ProxyPair> = contacts.iter().map(|c| c.pair).collect();
         assert_eq!(got, pairs(&[(0, 2), (0, 3), (4, 5)]));

@@ -21,6 +21,7 @@ pub mod force;
 pub mod integrate;
 pub mod kind;
 mod laws;
+mod load_sums;
 pub mod material;
 pub mod periodic;
 pub mod renumber;

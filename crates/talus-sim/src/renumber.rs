@@ -8,9 +8,9 @@
 //! the proxies move, with everything indexed by them: the boxes, the proxy of each grain and
 //! wall, the contact list (re-sorted, each pair's state kept in the order its bodies were met
 //! in, see `Contact::flipped`) and the broad phase (its proxies renamed in place, so it
-//! reports the same pairs). Every pair computes what it computed before; only the order in
-//! which forces are summed per body follows the new numbering, a change in the last bits.
-//! The new order depends on the boxes and shapes alone, so it is the same for any thread
+//! reports the same pairs). Every pair computes what it computed before, and each body's
+//! loads are summed in the order of its partners' ids ([`crate::load_sums`]), not of the
+//! pair list: a renumbering changes no bit of a run. The new order depends on the boxes and shapes alone, so it is the same for any thread
 //! count, and a checkpoint keeps it.
 //!
 //! # Shapes
@@ -174,8 +174,8 @@ fn group_by_shape(grains: &[u32], bytes: impl Fn(usize) -> usize) -> bool {
 impl World {
     /// Renumbers the broad-phase proxies along a Morton curve through the centres of the
     /// grains' boxes (see the module documentation). Between steps; the step calls it every
-    /// [`crate::SimParams::renumber_every`] steps. Nothing a pair computes changes; the sums
-    /// of forces per body may change in the last bits (they follow the new pair order).
+    /// [`crate::SimParams::renumber_every`] steps. Nothing a pair computes changes, nor any
+    /// sum of loads (summed in the order of the bodies' ids).
     pub fn renumber(&mut self) {
         let mut scratch = std::mem::take(&mut self.renumbering);
         let shape_of = |proxy: usize| match self.proxies[proxy] {

@@ -186,45 +186,8 @@ impl World {
     /// recomputed each step and do not influence it).
     #[must_use]
     pub fn snapshot(&self) -> WorldSnapshot {
-        let grains = self
-            .slots
-            .iter()
-            .zip(&self.images)
-            .map(|(slot, &image)| {
-                let entity = (*slot)?;
-                let mut query = self.ecs.query_one::<(
-                    &Pose,
-                    &Inertia,
-                    &ShapeId,
-                    &MaterialId,
-                    Option<&GearState>,
-                    Option<&VerletState>,
-                    Option<&Fresh>,
-                )>(entity);
-                // Every live slot's entity has these components.
-                let (pose, inertia, shape, material, gear, verlet, fresh) = query.get().ok()?;
-                let motion = match (gear, verlet, fresh) {
-                    (Some(g), _, _) => IntegratorState::Gear(*g),
-                    (_, Some(v), _) => IntegratorState::Verlet(*v),
-                    (_, _, Some(f)) => IntegratorState::Fresh {
-                        velocity: f.velocity,
-                        angular_velocity: f.angular_velocity,
-                    },
-                    // Not reached: a grain is fresh until its first step sets up its state.
-                    _ => IntegratorState::Fresh {
-                        velocity: DVec3::ZERO,
-                        angular_velocity: DVec3::ZERO,
-                    },
-                };
-                Some(GrainSnapshot {
-                    shape: *shape,
-                    material: *material,
-                    pose: *pose,
-                    inertia: *inertia,
-                    motion,
-                    image,
-                })
-            })
+        let grains = (0..self.slots.len())
+            .map(|slot| self.grain_snapshot(slot))
             .collect();
         WorldSnapshot {
             format: SNAPSHOT_FORMAT,
@@ -265,6 +228,45 @@ impl World {
             extremes: self.extremes.clone(),
             stats: self.stats,
         }
+    }
+
+    /// The grain in `slot` as a checkpoint keeps it (none for a removed grain).
+    pub(crate) fn grain_snapshot(&self, slot: usize) -> Option<GrainSnapshot> {
+        let entity = self.slots[slot]?;
+        let image = self.images[slot];
+        let mut query = self.ecs.query_one::<(
+            &Pose,
+            &Inertia,
+            &ShapeId,
+            &MaterialId,
+            Option<&GearState>,
+            Option<&VerletState>,
+            Option<&Fresh>,
+        )>(entity);
+        // Every live slot's entity has these components.
+        let (pose, inertia, shape, material, gear, verlet, fresh) = query.get().ok()?;
+        let motion = match (gear, verlet, fresh) {
+            (Some(g), _, _) => IntegratorState::Gear(*g),
+            (_, Some(v), _) => IntegratorState::Verlet(*v),
+            (_, _, Some(f)) => IntegratorState::Fresh {
+                velocity: f.velocity,
+                angular_velocity: f.angular_velocity,
+            },
+            // A ghost of a decomposed run, whose state its owner keeps (a grain is fresh
+            // until its first step sets up its state).
+            _ => IntegratorState::Fresh {
+                velocity: DVec3::ZERO,
+                angular_velocity: DVec3::ZERO,
+            },
+        };
+        Some(GrainSnapshot {
+            shape: *shape,
+            material: *material,
+            pose: *pose,
+            inertia: *inertia,
+            motion,
+            image,
+        })
     }
 
     /// Continues from a checkpoint. The world must have been rebuilt as the one the
@@ -624,7 +626,7 @@ impl World {
 }
 
 /// A grain's components with its integrator state.
-fn add<T>(
+pub(crate) fn add<T>(
     base: (Slot, Pose, Inertia, ShapeId, MaterialId),
     state: T,
 ) -> (Slot, Pose, Inertia, ShapeId, MaterialId, T) {

@@ -15,9 +15,10 @@
 //!    ([`crate::distribute`]) each pair is evaluated by one process: before the narrow phase
 //!    the pairs are *assigned* to the processes (their states moved to new owners), after it
 //!    the processes *share* the forces they found;
-//! 5. *accumulate*: the contact forces summed per body in the fixed order of the sorted pair
-//!    list (so the sums do not depend on the threads), then gravity, the loads applied for
-//!    this step and an optional force field;
+//! 5. *accumulate*: the contact forces summed per body in the order of the ids of the
+//!    bodies they come from ([`crate::load_sums`]: so the sums depend neither on the threads
+//!    nor on the numbering of the pairs), then gravity, the loads applied for this step and
+//!    an optional force field;
 //! 6. *correct*: the integrator completes the step with those loads;
 //! 7. *wrap*, with periodic axes ([`crate::periodic`]): every grain that left the periodic
 //!    box brought back in through the opposite face, its image count kept.
@@ -34,10 +35,12 @@ use talus_geom::{Aabb, Pose};
 use crate::broad::{BroadPhase, PairEvents, ProxyPair};
 use crate::contact::{BodyView, Contact, ContactForce, Solid, apply_events, evaluate};
 use crate::distribute::PairOwners;
+use crate::distribute::decompose::Held;
 use crate::integrate::{
     GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
 };
 use crate::laws::{ContactLaws, NO_MATERIAL};
+use crate::load_sums::{grain_key, wall_key};
 use crate::periodic::Periodic;
 use crate::shape::{ShapeId, ShapeLibrary};
 use crate::wall::{Wall, WallGeometry};
@@ -224,15 +227,18 @@ impl World {
         if every > 0 && self.steps > 0 && self.steps % every == 0 {
             self.renumber();
         }
+        let migrating = self.migrate();
         let renumbered = Instant::now();
         self.start_fresh_grains::<I>(field);
         self.predict::<I>(dt);
+        let ghosts = self.exchange_ghosts();
         let predicted = Instant::now();
         self.bounds(t_end);
         let bounded = Instant::now();
         let (broad, exchange) = self.broad_beside_narrow(dt);
         let narrowed = Instant::now();
-        let (contacts, max_overlap_ratio, coordination) = self.accumulate(field, t_end);
+        let (contacts, max_overlap_ratio, coordination, pair_counts) =
+            self.accumulate(field, t_end);
         let accumulated = Instant::now();
         self.correct::<I>(dt);
         let corrected = Instant::now();
@@ -246,18 +252,23 @@ impl World {
         self.pending.iter_mut().for_each(|l| *l = Load::default());
         self.steps_since_base += 1;
         self.steps += 1;
+        let (pairs, pairs_started, pairs_ended) = pair_counts.unwrap_or((
+            self.broad.pair_count(),
+            self.events.started.len(),
+            self.events.ended.len(),
+        ));
         self.stats = StepStats {
-            renumber: renumbered - start,
-            predict: predicted - renumbered,
+            renumber: (renumbered - start).saturating_sub(migrating),
+            predict: (predicted - renumbered).saturating_sub(ghosts),
             bounds: bounded - predicted,
             broad,
             narrow,
             forces: accumulated - narrowed,
             correct: corrected - accumulated,
             wrap: wrapped - corrected,
-            pairs: self.broad.pair_count(),
-            pairs_started: self.events.started.len(),
-            pairs_ended: self.events.ended.len(),
+            pairs,
+            pairs_started,
+            pairs_ended,
             contacts,
             coordination,
             max_overlap_ratio,
@@ -302,6 +313,10 @@ impl World {
                 max: r.max.max(aabb.max),
             }));
         }
+        // In a decomposed run, the region of all processes' grains.
+        if let Some(d) = &self.decomposition {
+            grain_region = d.grain_region;
+        }
         // Walls where they are at the end of the step. A half-space's box is infinite along
         // its plane; it is cut to the region of the grains, which is all it can meet.
         self.wall_states.clear();
@@ -328,30 +343,69 @@ impl World {
     /// threads); then the list takes the events (the ended pairs leave with their forces,
     /// the started ones join) and the narrow phase meets the started pairs. Each pair's
     /// result depends on that pair alone, and an ended pair's is dropped with it: the same
-    /// results as the broad phase first, to the last bit. Returns the broad phase's time.
+    /// results as the broad phase first, to the last bit. Returns the broad phase's time
+    /// and that of the exchanges of a distributed run.
     fn broad_beside_narrow(&mut self, dt: f64) -> (Duration, Duration) {
         self.gather_bodies();
         let assigning = self.assign_owners();
+        self.claim_pairs();
+        let threads = self.pool.current_num_threads();
+        let broad_time = self.narrow_stage(dt, threads, false);
+        let history_len = self.laws.default.as_ref().map_or(0, |m| m.history_len());
+        let proxies = &self.proxies;
+        apply_events(
+            (&mut self.contacts, &mut self.contact_forces),
+            (&mut self.spare_contacts, &mut self.spare_forces),
+            &self.events,
+            history_len,
+            |proxy| identity_key(proxies[proxy as usize]),
+        );
+        self.adopt_stashed();
+        if !self.events.started.is_empty() {
+            let threads = if self.events.started.len() >= PARALLEL_PAIRS {
+                threads
+            } else {
+                1
+            };
+            self.narrow_stage(dt, threads, true);
+        }
+        let sharing = self.share_forces() + self.send_forces();
+        (broad_time, assigning + sharing)
+    }
+
+    /// The narrow phase over the listed pairs (only the fresh ones when `fresh_only`), on
+    /// `threads` threads; unless `fresh_only`, the broad phase's update beside it. Returns
+    /// the broad phase's time.
+    fn narrow_stage(&mut self, dt: f64, threads: usize, fresh_only: bool) -> Duration {
         let World {
             broad,
             boxes,
             events,
             contacts,
-            spare_contacts,
             contact_forces,
-            spare_forces,
             laws,
             bodies,
             shapes,
             walls,
             pool,
             distribution,
+            decomposition,
             params,
             ..
         } = self;
-        let owners = PairOwners {
-            rank: distribution.as_ref().map_or(0, |d| d.rank),
-            table: distribution.as_ref().map_or(&[], |d| &d.owners),
+        let owners = match (distribution.as_ref(), decomposition.as_ref()) {
+            (Some(d), _) => PairOwners {
+                rank: d.rank,
+                table: &d.owners,
+            },
+            (_, Some(d)) => PairOwners {
+                rank: d.rank,
+                table: &d.owners,
+            },
+            _ => PairOwners {
+                rank: 0,
+                table: &[],
+            },
         };
         let views = BodyViews {
             bodies,
@@ -360,14 +414,28 @@ impl World {
             periodic: params.periodic,
         };
         contact_forces.resize(contacts.len(), None);
+        if fresh_only {
+            pool.install(|| {
+                narrow(
+                    contacts,
+                    contact_forces,
+                    &views,
+                    laws,
+                    owners,
+                    dt,
+                    threads,
+                    true,
+                );
+            });
+            return Duration::ZERO;
+        }
         let find_events = |broad: &mut dyn BroadPhase, events: &mut PairEvents| {
             let start = Instant::now();
             events.clear();
             broad.update(boxes, events);
             start.elapsed()
         };
-        let threads = pool.current_num_threads();
-        let broad_time = if threads > 1 && contacts.len() >= PARALLEL_PAIRS {
+        if threads > 1 && contacts.len() >= PARALLEL_PAIRS {
             pool.install(|| {
                 rayon::join(
                     || find_events(&mut **broad, events),
@@ -390,35 +458,7 @@ impl World {
             let time = find_events(&mut **broad, events);
             narrow(contacts, contact_forces, &views, laws, owners, dt, 1, false);
             time
-        };
-        let history_len = laws.default.as_ref().map_or(0, |m| m.history_len());
-        apply_events(
-            (contacts, contact_forces),
-            (spare_contacts, spare_forces),
-            events,
-            history_len,
-        );
-        if !events.started.is_empty() {
-            let threads = if events.started.len() >= PARALLEL_PAIRS {
-                threads
-            } else {
-                1
-            };
-            pool.install(|| {
-                narrow(
-                    contacts,
-                    contact_forces,
-                    &views,
-                    laws,
-                    owners,
-                    dt,
-                    threads,
-                    true,
-                );
-            });
         }
-        let sharing = self.share_forces();
-        (broad_time, assigning + sharing)
     }
 
     /// What each proxy is this step, at its evaluated pose and velocity: one contiguous
@@ -485,14 +525,17 @@ impl World {
             }));
     }
 
-    /// Stage 5: the contact forces summed into `loads` (grains) and `wall_loads` in pair
-    /// order, then gravity, the pending loads and the field. Returns the number of
-    /// contacts, the largest relative overlap depth and the coordination.
+    /// Stage 5: the contact forces summed into `loads` (grains) and `wall_loads`, each
+    /// body's in the order of its partners' identities ([`crate::load_sums`]), then
+    /// gravity, the pending loads and the field. Returns the number of contacts, the
+    /// largest relative overlap depth and the coordination, and in a decomposed run the
+    /// counts of pairs, started and ended pairs over all processes.
+    #[allow(clippy::type_complexity)]
     fn accumulate(
         &mut self,
         field: &mut dyn FnMut(&FieldInput) -> Load,
         t_end: f64,
-    ) -> (usize, f64, f64) {
+    ) -> (usize, f64, f64, Option<(usize, usize, usize)>) {
         self.loads.iter_mut().for_each(|l| *l = Load::default());
         self.wall_loads
             .iter_mut()
@@ -501,36 +544,74 @@ impl World {
         let mut max_ratio: f64 = 0.0;
         let mut grain_contacts = 0usize;
         let periodic = self.params.periodic;
-        for f in self.contact_forces.iter().flatten() {
-            count += 1;
-            max_ratio = max_ratio.max(f.depth_ratio);
+        // Bodies of the sums: grains by slot, then walls by index.
+        let grain_bodies = self.slots.len() as u32;
+        let body_of = |body: Body| match body {
+            Body::Grain(slot) => (slot, identity_key(body)),
+            Body::Wall(w) => (grain_bodies + w, identity_key(body)),
+        };
+        // In a decomposed run: the pairs evaluated here count, the loads on this process's
+        // own grains are summed, and those on walls gathered from all processes.
+        let rank = self.decomposition.as_ref().map(|d| d.rank);
+        self.load_sums.clear();
+        for (c, f) in self.contacts.iter().zip(&self.contact_forces) {
+            let Some(f) = f else { continue };
+            if rank.is_none_or(|r| c.owner == r) {
+                count += 1;
+                max_ratio = max_ratio.max(f.depth_ratio);
+            }
             // The force acts where `a` is; `b` is met at its image nearest `a`.
             let (a, b) = (f.pair.a as usize, f.pair.b as usize);
             let shift = BodyState::image_shift(&periodic, &self.bodies[a], &self.bodies[b]);
-            for (proxy, force, couple, shift) in [
-                (f.pair.a, -f.force_on_b, -f.torque_on_b, DVec3::ZERO),
-                (f.pair.b, f.force_on_b, f.torque_on_b, shift),
+            let (body_a, key_a) = body_of(self.proxies[a]);
+            let (body_b, key_b) = body_of(self.proxies[b]);
+            for (proxy, body, partner, force, couple, shift) in [
+                (a, body_a, key_b, -f.force_on_b, -f.torque_on_b, DVec3::ZERO),
+                (b, body_b, key_a, f.force_on_b, f.torque_on_b, shift),
             ] {
-                let position = self.bodies[proxy as usize].pose.position + shift;
+                let position = self.bodies[proxy].pose.position + shift;
                 let load = Load {
                     force,
                     torque: (f.point - position).cross(force) + couple,
                 };
-                match self.proxies[proxy as usize] {
-                    Body::Grain(slot) => {
-                        self.loads[slot as usize] += load;
+                match (self.proxies[proxy], self.decomposition.as_mut()) {
+                    (Body::Grain(_), None) => {
+                        self.load_sums.push(body, partner, load);
                         grain_contacts += 1;
                     }
-                    Body::Wall(w) => self.wall_loads[w as usize] += load,
+                    (Body::Wall(_), None) => self.load_sums.push(body, partner, load),
+                    (Body::Grain(slot), Some(d)) => {
+                        if d.held[slot as usize] == Held::Owned {
+                            self.load_sums.push(body, partner, load);
+                            grain_contacts += 1;
+                        }
+                    }
+                    (Body::Wall(w), Some(d)) => {
+                        if c.owner == d.rank {
+                            d.wall_terms.push((w, partner, load));
+                        }
+                    }
                 }
             }
         }
+        let (loads, wall_loads) = (&mut self.loads, &mut self.wall_loads);
+        let bodies = grain_bodies as usize + wall_loads.len();
+        self.load_sums
+            .sum(bodies, |body, sum| match body.checked_sub(loads.len()) {
+                None => loads[body] += sum,
+                Some(w) => wall_loads[w] += sum,
+            });
         let gravity = self.params.gravity;
         let mut grains = 0usize;
         for (slot, entry) in self.kinematics.iter().enumerate() {
             let Some((kinematics, inertia)) = entry else {
                 continue;
             };
+            if let Some(d) = &self.decomposition
+                && d.held[slot] != Held::Owned
+            {
+                continue;
+            }
             grains += 1;
             let input = FieldInput {
                 id: GrainId(slot as u32),
@@ -543,12 +624,20 @@ impl World {
             load.force += gravity * inertia.mass;
             self.loads[slot] += load;
         }
+        if let Some(totals) = self.reduce_step((count, max_ratio, grain_contacts, grains)) {
+            return (
+                totals.contacts,
+                totals.max_overlap_ratio,
+                totals.coordination,
+                Some((totals.pairs, totals.pairs_started, totals.pairs_ended)),
+            );
+        }
         let coordination = if grains > 0 {
             grain_contacts as f64 / grains as f64
         } else {
             0.0
         };
-        (count, max_ratio, coordination)
+        (count, max_ratio, coordination, None)
     }
 
     /// Stage 6: every grain's step completed with its load.
@@ -618,5 +707,14 @@ impl World {
                 .ecs
                 .insert_one(entity, I::initial(&kinematics, &inertia, &load, dt));
         }
+    }
+}
+
+/// The identity of a body in the orders that must not depend on the numbering of the
+/// proxies (see [`crate::load_sums`]): a grain by its id, a wall after every grain.
+fn identity_key(body: Body) -> u64 {
+    match body {
+        Body::Grain(slot) => grain_key(slot),
+        Body::Wall(w) => wall_key(w),
     }
 }

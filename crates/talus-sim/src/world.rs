@@ -19,6 +19,7 @@ use talus_geom::{Aabb, ConvexPolyhedron, Pose};
 use crate::broad::{BroadPhase, BroadPhaseKind, PairEvents, ProxyPair};
 use crate::contact::{Contact, ContactForce, History};
 use crate::distribute::Distribution;
+use crate::distribute::decompose::Decomposition;
 use crate::error::{SimError, finite, positive};
 use crate::force::{ForceModel, MAX_HISTORY};
 use crate::integrate::{
@@ -26,6 +27,7 @@ use crate::integrate::{
 };
 use crate::kind::{GrainKind, Limit, critical, grain_kind};
 use crate::laws::{ContactLaws, NO_MATERIAL};
+use crate::load_sums::LoadSums;
 use crate::material::{Material, MaterialId};
 use crate::periodic::{ImageCount, Periodic};
 use crate::renumber::RenumberScratch;
@@ -303,8 +305,12 @@ pub struct World {
     pub(crate) stats: StepStats,
     /// Buffers of [`World::renumber`].
     pub(crate) renumbering: RenumberScratch,
+    /// The terms of the sums of contact loads per body, and their buffers.
+    pub(crate) load_sums: LoadSums,
     /// This world's part in a distributed run, if it is one ([`World::distribute`]).
     pub(crate) distribution: Option<Distribution>,
+    /// Its part in a decomposed run ([`crate::distribute::decompose`]), if any.
+    pub(crate) decomposition: Option<Decomposition>,
 }
 
 impl World {
@@ -349,7 +355,9 @@ impl World {
             loads: Vec::new(),
             stats: StepStats::default(),
             renumbering: RenumberScratch::default(),
+            load_sums: LoadSums::default(),
             distribution: None,
+            decomposition: None,
         })
     }
 
@@ -795,18 +803,17 @@ impl World {
             })
     }
 
-    /// Number of grains.
+    /// Number of grains (in a decomposed run, of the grains this process owns).
     #[must_use]
     pub fn grain_count(&self) -> usize {
-        self.slots.iter().filter(|s| s.is_some()).count()
+        self.grains().count()
     }
 
-    /// The grains, in slot order.
+    /// The grains, in slot order (in a decomposed run, those this process owns).
     pub fn grains(&self) -> impl Iterator<Item = GrainId> + '_ {
-        self.slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| s.map(|_| GrainId(i as u32)))
+        (0..self.slots.len())
+            .filter(|&i| self.owns_slot(i))
+            .map(|i| GrainId(i as u32))
     }
 
     /// The state of a grain.
@@ -832,6 +839,7 @@ impl World {
         self.slots
             .iter()
             .enumerate()
+            .filter(|&(slot, _)| self.owns_slot(slot))
             .filter_map(move |(slot, entity)| {
                 let components = view.get((*entity)?)?;
                 self.state_of(GrainId(slot as u32), components).ok()

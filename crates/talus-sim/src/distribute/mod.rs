@@ -11,15 +11,19 @@
 //! its evaluating process and moves to the new owner when the key grain crosses into
 //! another region or the regions are rebalanced (every [`World::distribute`]'s
 //! `rebalance_every` steps). After the narrow phase every process sends the forces it found
-//! to all the others, and each process sums every grain's forces in the order of the pair
-//! list, which is the same on all: results do not depend on the number of processes, and
+//! to all the others, and each process sums every grain's forces in the order of the ids of
+//! the bodies they come from ([`crate::load_sums`]), which is the same on all: results do not depend on the number of processes, and
 //! equal a single process's to the last bit.
+//!
+//! [`decompose`] holds the other design, where each process holds only its region's grains
+//! and ghosts of its neighbours' ([`World::decompose`]).
 //!
 //! What this costs: the stages besides the narrow phase are repeated on every process, and
 //! every touching pair's force crosses the network once per step (84 bytes). See
 //! `docs/scaling.md` for the model and its limits.
 
 pub mod bisection;
+pub mod decompose;
 pub mod exchange;
 
 use std::time::{Duration, Instant};
@@ -39,17 +43,17 @@ pub use exchange::{Exchange, ThreadExchange, all_gather};
 pub(crate) const UNASSIGNED: u32 = u32::MAX;
 
 /// The key of a proxy that is not a grain: it never decides a pair's owner.
-const NOT_A_GRAIN: u32 = u32::MAX;
+pub(crate) const NOT_A_GRAIN: u32 = u32::MAX;
 
 /// The work of a pair whose bodies touch, in units of the work of a pair whose boxes
 /// overlap but bodies do not: an overlap polyhedron and a force (about 1.8 µs for two
 /// 18-vertex grains, `narrow_phase` benchmark) against a warm closest-feature query (about
 /// 60 ns).
-const TOUCHING_WORK: f64 = 30.0;
+pub(crate) const TOUCHING_WORK: f64 = 30.0;
 
 /// The work of a grain without pairs, in the same units: it costs the narrow phase nothing,
 /// but every grain needs a weight for the regions to be cut among grains without pairs.
-const GRAIN_WORK: f64 = 0.01;
+pub(crate) const GRAIN_WORK: f64 = 0.01;
 
 /// Bytes of one force sent to the other processes: its place in the pair list, then force,
 /// couple, point of action and depth ratio.
@@ -176,21 +180,7 @@ impl World {
         exchange: Box<dyn Exchange>,
         rebalance_every: u64,
     ) -> Result<(), SimError> {
-        if rebalance_every == 0 {
-            return Err(SimError::InvalidParameter {
-                name: "rebalance_every",
-                value: "0".into(),
-                allowed: "a positive number of steps",
-            });
-        }
-        let (rank, size) = (exchange.rank(), exchange.size());
-        if size == 0 || size > 1 << 16 || rank >= size {
-            return Err(SimError::InvalidParameter {
-                name: "process group",
-                value: format!("rank {rank} of {size}"),
-                allowed: "1 to 65,536 processes, the rank below their number",
-            });
-        }
+        let (rank, size) = check_group(&*exchange, rebalance_every)?;
         self.distribution = Some(Distribution {
             exchange,
             rank: rank as u32,
@@ -209,13 +199,21 @@ impl World {
     /// This process's number in a distributed run (0 on a single process).
     #[must_use]
     pub fn rank(&self) -> usize {
-        self.distribution.as_ref().map_or(0, |d| d.rank as usize)
+        match (&self.distribution, &self.decomposition) {
+            (Some(d), _) => d.rank as usize,
+            (_, Some(d)) => d.rank as usize,
+            _ => 0,
+        }
     }
 
     /// Number of processes of the run (1 on a single process).
     #[must_use]
     pub fn ranks(&self) -> usize {
-        self.distribution.as_ref().map_or(1, |d| d.size as usize)
+        match (&self.distribution, &self.decomposition) {
+            (Some(d), _) => d.size as usize,
+            (_, Some(d)) => d.size as usize,
+            _ => 1,
+        }
     }
 
     /// What this process sent and how long it spent exchanging (zeros on a single process).
@@ -223,7 +221,9 @@ impl World {
     pub fn traffic(&self) -> Traffic {
         self.distribution
             .as_ref()
-            .map_or(Traffic::default(), |d| d.traffic.clone())
+            .map(|d| d.traffic.clone())
+            .or_else(|| self.decomposed_traffic())
+            .unwrap_or_default()
     }
 
     /// The process whose region held the grain's centre at the last step (0 on a single
@@ -440,6 +440,30 @@ impl World {
             d.regions = None;
         }
     }
+}
+
+/// This process's rank and the group's size, once the group and the rebalancing interval
+/// are checked.
+pub(crate) fn check_group(
+    exchange: &dyn Exchange,
+    rebalance_every: u64,
+) -> Result<(usize, usize), SimError> {
+    if rebalance_every == 0 {
+        return Err(SimError::InvalidParameter {
+            name: "rebalance_every",
+            value: "0".into(),
+            allowed: "a positive number of steps",
+        });
+    }
+    let (rank, size) = (exchange.rank(), exchange.size());
+    if size == 0 || size > 1 << 16 || rank >= size {
+        return Err(SimError::InvalidParameter {
+            name: "process group",
+            value: format!("rank {rank} of {size}"),
+            allowed: "1 to 65,536 processes, the rank below their number",
+        });
+    }
+    Ok((rank, size))
 }
 
 /// The cached state of a contact, to send.

@@ -2,6 +2,8 @@
 // Each test file uses its own share of these.
 #![allow(dead_code)]
 
+pub mod gas;
+
 use talus_geom::glam::DVec3;
 use talus_geom::{Pose, generate};
 use talus_sim::material::{Material, MaterialId};

@@ -1,0 +1,922 @@
+//! Domain decomposition: each process holds and steps only the grains of its region, with
+//! copies (*ghosts*) of the neighbours' grains that can touch them, and the results are the
+//! bits of a single process.
+//!
+//! Unlike the replicated scheme of [`crate::distribute`], where every process holds the
+//! whole scene, a process here
+//! * **owns** the grains whose centres lie in its region (recursive coordinate bisection,
+//!   [`super::bisection`], balanced by the narrow-phase work each grain brings and cut anew
+//!   every `rebalance_every` steps): it alone predicts, sums and corrects them;
+//! * holds **ghosts**: after the prediction each process sends the box of all its grains'
+//!   boxes to all others, and every grain whose box meets another process's box is sent to
+//!   it (predicted pose and velocities, inertia, shape and material). A pair of grains
+//!   whose boxes overlap therefore lies on the owner of each grain, the other as a ghost:
+//!   every pair of the single-process list is found by the broad phase of both owners,
+//!   and no other ghost is kept;
+//! * **evaluates** a pair when it owns the pair's key grain (the grain of the lower id; a
+//!   grain–wall pair's grain), sends the force to the owner of the other grain when that is
+//!   another process, and keeps the pair's state (closest features, overlap hint, force
+//!   history);
+//! * **migrates** a grain to the process whose region holds its centre at the start of a
+//!   step, with its whole state (integrator derivatives, pending loads) and the states of
+//!   the pairs it keys; it stays behind as a ghost, so that the pairs it does not key keep
+//!   their states where they are evaluated. A pair state that arrives before its pair is
+//!   listed (the other grain not yet a ghost there) waits until the broad phase lists it.
+//!
+//! Why the bits do not change: every pair is evaluated from the same two body states and
+//! its own state, met in the order of its bodies' ids, by whichever process; each body's
+//! loads are summed in the order of its partners' ids ([`crate::load_sums`]), so it does not
+//! matter which process found which force; a wall's loads are gathered from all processes
+//! and summed in that order too. Grains are numbered by each process its own way
+//! (renumbering changes no result).
+//!
+//! Grains are added by the same calls on every process, as the world was built: at the next
+//! step the process whose region holds a new grain keeps it. A grain is removed by the calls
+//! on the processes that hold it (owner and ghosts); elsewhere [`World::remove_grain`] does
+//! not know it.
+//!
+//! What is not supported yet: periodic axes; the pair and event counts of
+//! [`crate::StepStats`] are those of the pairs each process keys, summed.
+
+use std::time::{Duration, Instant};
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+use talus_geom::glam::DVec3;
+use talus_geom::{Aabb, FeatureCache, OverlapHint, Pose};
+
+use super::bisection::{Bisection, WeightedPoint};
+use super::{
+    Exchange, GRAIN_WORK, NOT_A_GRAIN, TOUCHING_WORK, Traffic, UNASSIGNED, all_gather, check_group,
+};
+use crate::broad::ProxyPair;
+use crate::contact::{Contact, ContactForce, History};
+use crate::error::SimError;
+use crate::integrate::{GearState, Inertia, Kinematics, Load, VerletState};
+use crate::load_sums::{LoadSums, grain_key, wall_key};
+use crate::material::MaterialId;
+use crate::shape::ShapeId;
+use crate::snapshot::{ContactSnapshot, GrainSnapshot, IntegratorState, WorldSnapshot};
+use crate::world::{Body, BoundingMethod, Fresh, Slot, World};
+
+/// Component: a copy of a grain another process owns (it is not stepped here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ghost;
+
+/// Where a grain is, as this process knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Held {
+    /// Not here.
+    Absent,
+    /// Owned here.
+    Owned,
+    /// A ghost of the grain the process `.0` owns.
+    Ghost(u32),
+}
+
+/// A world's part in a decomposed run.
+pub(crate) struct Decomposition {
+    exchange: Box<dyn Exchange>,
+    pub(crate) rank: u32,
+    pub(crate) size: u32,
+    rebalance_every: u64,
+    regions: Option<Bisection>,
+    /// Per slot: whether the grain is here, and how.
+    pub(crate) held: Vec<Held>,
+    /// Pair states that arrived with a migrating grain before their pair was listed here.
+    stash: FxHashMap<(u64, u64), PairState>,
+    /// This step's loads on walls from the pairs evaluated here: wall, grain key, load.
+    pub(crate) wall_terms: Vec<(u32, u64, Load)>,
+    wall_sums: LoadSums,
+    /// Per proxy this step: its key and the process that owns it.
+    pub(crate) owners: Vec<(u32, u32)>,
+    /// The box of every grain's box this step, over all processes: what the walls' boxes
+    /// are cut to, as on a single process.
+    pub(crate) grain_region: Option<Aabb>,
+    traffic: Traffic,
+}
+
+/// A grain sent to its new owner.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Migrant {
+    slot: u32,
+    grain: GrainSnapshot,
+    pending: Load,
+    /// The states of the pairs it keys.
+    pairs: Vec<PairState>,
+}
+
+/// The state of a pair, its bodies named by identity (grain ids, walls after them) in the
+/// order the pair is met in.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct PairState {
+    first: u64,
+    second: u64,
+    features: FeatureCache,
+    overlap_hint: OverlapHint,
+    touching: bool,
+    history: Vec<f64>,
+}
+
+/// A ghost's state this step.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct GhostState {
+    slot: u32,
+    shape: ShapeId,
+    material: MaterialId,
+    inertia: Inertia,
+    pose: Pose,
+    velocity: DVec3,
+    angular_velocity: DVec3,
+}
+
+/// A force found here for a pair whose other grain another process owns: the pair by its
+/// grains' ids (lower first), the force and couple on the higher.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct ForceRecord {
+    low: u32,
+    high: u32,
+    force_on_high: DVec3,
+    torque_on_high: DVec3,
+    point: DVec3,
+    depth_ratio: f64,
+}
+
+/// What each process adds to the step's totals.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Totals {
+    contacts: u64,
+    max_overlap_ratio: f64,
+    grain_contacts: u64,
+    grains: u64,
+    pairs: u64,
+    pairs_started: u64,
+    pairs_ended: u64,
+    wall_terms: Vec<(u32, u64, Load)>,
+}
+
+/// The step's counts once summed over the processes.
+pub(crate) struct StepTotals {
+    pub contacts: usize,
+    pub max_overlap_ratio: f64,
+    pub coordination: f64,
+    pub pairs: usize,
+    pub pairs_started: usize,
+    pub pairs_ended: usize,
+}
+
+fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    postcard::to_stdvec(value).expect("a decomposed run's message serializes")
+}
+
+fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> T {
+    postcard::from_bytes(bytes).expect("a process of the run sent a well-formed message")
+}
+
+impl Decomposition {
+    /// One round of `outgoing` messages, accounted.
+    fn round(&mut self, outgoing: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
+        self.traffic.bytes_sent += outgoing
+            .iter()
+            .enumerate()
+            .filter(|&(r, _)| r as u32 != self.rank)
+            .map(|(_, b)| b.len() as u64)
+            .sum::<u64>();
+        self.traffic.rounds += 1;
+        self.exchange.all_to_all(outgoing)
+    }
+
+    /// `bytes` to every process, theirs back.
+    fn gather(&mut self, bytes: Vec<u8>) -> Vec<Vec<u8>> {
+        self.traffic.bytes_sent += (bytes.len() * (self.size as usize - 1)) as u64;
+        self.traffic.rounds += 1;
+        all_gather(&mut *self.exchange, bytes)
+    }
+}
+
+/// The identity key of a proxy's body.
+fn key_of(body: Body) -> u64 {
+    match body {
+        Body::Grain(slot) => grain_key(slot),
+        Body::Wall(w) => wall_key(w),
+    }
+}
+
+impl World {
+    /// Makes this world one process of a decomposed run over `exchange` (see the module
+    /// documentation): every process of the group must hold the same world (built the
+    /// same way, or restored from the same checkpoint) and step it the same way; at the
+    /// first step each keeps the grains of its region. The regions are cut anew every
+    /// `rebalance_every` steps.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidParameter`] for `rebalance_every` zero, a group of more than
+    /// 65,536 processes, periodic axes, or a world already distributed.
+    pub fn decompose(
+        &mut self,
+        exchange: Box<dyn Exchange>,
+        rebalance_every: u64,
+    ) -> Result<(), SimError> {
+        let (rank, size) = check_group(&*exchange, rebalance_every)?;
+        if !self.params.periodic.is_none() {
+            return Err(SimError::InvalidParameter {
+                name: "periodic",
+                value: "periodic axes".into(),
+                allowed: "no periodic axis in a decomposed run",
+            });
+        }
+        if self.distribution.is_some() || self.decomposition.is_some() {
+            return Err(SimError::InvalidParameter {
+                name: "process group",
+                value: "a world already distributed".into(),
+                allowed: "one call of distribute or decompose per world",
+            });
+        }
+        let held = self
+            .slots
+            .iter()
+            .map(|s| {
+                if s.is_some() {
+                    Held::Owned
+                } else {
+                    Held::Absent
+                }
+            })
+            .collect();
+        self.decomposition = Some(Decomposition {
+            exchange,
+            rank: rank as u32,
+            size: size as u32,
+            rebalance_every,
+            regions: None,
+            held,
+            stash: FxHashMap::default(),
+            wall_terms: Vec::new(),
+            wall_sums: LoadSums::default(),
+            owners: Vec::new(),
+            grain_region: None,
+            traffic: Traffic {
+                ranks: size,
+                ..Traffic::default()
+            },
+        });
+        Ok(())
+    }
+
+    /// Whether this process owns the grain in slot `slot` (every grain on a process that
+    /// is not part of a decomposed run).
+    pub(crate) fn owns_slot(&self, slot: usize) -> bool {
+        match &self.decomposition {
+            None => self.slots.get(slot).is_some_and(Option::is_some),
+            Some(d) => {
+                d.held.get(slot) == Some(&Held::Owned)
+                    && self.slots.get(slot).is_some_and(Option::is_some)
+            }
+        }
+    }
+
+    /// What this process of a decomposed run sent and how long it spent exchanging.
+    pub(crate) fn decomposed_traffic(&self) -> Option<Traffic> {
+        self.decomposition.as_ref().map(|d| d.traffic.clone())
+    }
+
+    /// Decomposed stage at the start of a step: the regions (cut when due), and every
+    /// owned grain outside this process's region sent to its new owner with the states of
+    /// the pairs it keys, left here as a ghost. Returns the time it took.
+    pub(crate) fn migrate(&mut self) -> Duration {
+        let Some(mut d) = self.decomposition.take() else {
+            return Duration::ZERO;
+        };
+        let start = Instant::now();
+        d.traffic.steps += 1;
+        self.place_new_grains(&mut d);
+        if d.regions.is_none() {
+            // Every process holds the whole world: all cut it alike, and each keeps its
+            // own grains, the others as ghosts until the first exchange of ghosts.
+            let mut points = self.weighted_points(&d);
+            let regions = Bisection::balance(&mut points, d.size as usize);
+            for slot in 0..self.slots.len() {
+                if let Some(entity) = self.slots[slot] {
+                    let owner = regions.owner(self.grain_position(entity));
+                    if owner != d.rank {
+                        self.make_ghost(&mut d, slot, owner);
+                    }
+                }
+            }
+            d.regions = Some(regions);
+            d.traffic.rebalances += 1;
+        } else if self.steps % d.rebalance_every == 0 {
+            let mine: Vec<(u32, [f64; 3], f64)> = self
+                .weighted_points(&d)
+                .iter()
+                .map(|p| (p.key, p.position.to_array(), p.weight))
+                .collect();
+            let mine = encode(&mine);
+            let mut points: Vec<WeightedPoint> = d
+                .gather(mine)
+                .iter()
+                .flat_map(|bytes| decode::<Vec<(u32, [f64; 3], f64)>>(bytes))
+                .map(|(key, position, weight)| WeightedPoint {
+                    position: DVec3::from_array(position),
+                    weight,
+                    key,
+                })
+                .collect();
+            points.sort_by_key(|p| p.key);
+            d.regions = Some(Bisection::balance(&mut points, d.size as usize));
+            d.traffic.rebalances += 1;
+        }
+        let regions = d.regions.clone().expect("cut above");
+        let mut outgoing: Vec<Vec<Migrant>> = vec![Vec::new(); d.size as usize];
+        for slot in 0..self.slots.len() {
+            if d.held[slot] != Held::Owned {
+                continue;
+            }
+            let Some(entity) = self.slots[slot] else {
+                continue;
+            };
+            let owner = regions.owner(self.grain_position(entity));
+            if owner == d.rank {
+                continue;
+            }
+            if let Some(migrant) = self.migrant(slot, d.rank) {
+                outgoing[owner as usize].push(migrant);
+                self.make_ghost(&mut d, slot, owner);
+            }
+        }
+        d.traffic.contacts_moved += outgoing
+            .iter()
+            .flatten()
+            .map(|m| m.pairs.len() as u64)
+            .sum::<u64>();
+        let outgoing = outgoing.iter().map(encode).collect();
+        let received = d.round(outgoing);
+        for bytes in &received {
+            for migrant in decode::<Vec<Migrant>>(bytes) {
+                self.adopt_migrant(&mut d, migrant);
+            }
+        }
+        let elapsed = start.elapsed();
+        d.traffic.exchange += elapsed;
+        self.decomposition = Some(d);
+        elapsed
+    }
+
+    /// Grains added since the last step (by the same calls on every process, as the whole
+    /// world was built): each process keeps those in its region, the others as ghosts until
+    /// the exchange of ghosts.
+    fn place_new_grains(&mut self, d: &mut Decomposition) {
+        let first_new = d.held.len();
+        if first_new == self.slots.len() {
+            return;
+        }
+        d.held.resize(self.slots.len(), Held::Absent);
+        for slot in first_new..self.slots.len() {
+            let Some(entity) = self.slots[slot] else {
+                continue;
+            };
+            let owner = d
+                .regions
+                .as_ref()
+                .map_or(d.rank, |r| r.owner(self.grain_position(entity)));
+            if owner == d.rank {
+                d.held[slot] = Held::Owned;
+            } else {
+                self.make_ghost(d, slot, owner);
+            }
+        }
+    }
+
+    /// The centre of a grain's entity.
+    fn grain_position(&self, entity: hecs::Entity) -> DVec3 {
+        self.ecs
+            .get::<&Pose>(entity)
+            .map_or(DVec3::ZERO, |p| p.position)
+    }
+
+    /// The owned grains with the narrow-phase work each brings as the key of its pairs.
+    fn weighted_points(&self, d: &Decomposition) -> Vec<WeightedPoint> {
+        let mut work: FxHashMap<u32, f64> = FxHashMap::default();
+        for (i, c) in self.contacts.iter().enumerate() {
+            if c.owner != d.rank {
+                continue;
+            }
+            if let Some(key) = self.pair_key_slot(c.pair) {
+                let touching = self.contact_forces.get(i).is_some_and(Option::is_some);
+                *work.entry(key).or_insert(0.0) += if touching { TOUCHING_WORK } else { 1.0 };
+            }
+        }
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|&(slot, s)| s.is_some() && d.held[slot] == Held::Owned)
+            .map(|(slot, s)| WeightedPoint {
+                position: self.grain_position(s.expect("filtered")),
+                weight: GRAIN_WORK + work.get(&(slot as u32)).copied().unwrap_or(0.0),
+                key: slot as u32,
+            })
+            .filter(|p| p.position.is_finite())
+            .collect()
+    }
+
+    /// The slot of a pair's key grain: the grain of the lower id, or a grain–wall pair's
+    /// grain.
+    fn pair_key_slot(&self, pair: ProxyPair) -> Option<u32> {
+        let slot = |p: u32| match self.proxies[p as usize] {
+            Body::Grain(s) => Some(s),
+            Body::Wall(_) => None,
+        };
+        match (slot(pair.a), slot(pair.b)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (Some(a), None) => Some(a),
+            (None, b) => b,
+        }
+    }
+
+    /// Everything of grain `slot` its new owner needs, and the states of the pairs it keys
+    /// (evaluated here, by `rank`).
+    fn migrant(&self, slot: usize, rank: u32) -> Option<Migrant> {
+        let grain = self.grain_snapshot(slot)?;
+        let proxy = self.grain_proxy[slot];
+        let pairs = self
+            .contacts
+            .iter()
+            .filter(|c| {
+                (c.pair.a == proxy || c.pair.b == proxy)
+                    && c.owner == rank
+                    && self.pair_key_slot(c.pair) == Some(slot as u32)
+            })
+            .map(|c| self.pair_state(c))
+            .collect();
+        Some(Migrant {
+            slot: slot as u32,
+            grain,
+            pending: self.pending[slot],
+            pairs,
+        })
+    }
+
+    /// Grain `slot` becomes a ghost of `owner`: its integrator state leaves it.
+    fn make_ghost(&mut self, d: &mut Decomposition, slot: usize, owner: u32) {
+        if let Some(entity) = self.slots[slot] {
+            let _ = self.ecs.remove_one::<GearState>(entity);
+            let _ = self.ecs.remove_one::<VerletState>(entity);
+            let _ = self.ecs.remove_one::<Fresh>(entity);
+            let _ = self.ecs.insert_one(entity, Ghost);
+        }
+        self.pending[slot] = Load::default();
+        d.held[slot] = Held::Ghost(owner);
+    }
+
+    /// A grain that arrived: owned here from now on, its pairs' states adopted.
+    fn adopt_migrant(&mut self, d: &mut Decomposition, m: Migrant) {
+        let slot = m.slot as usize;
+        if let Some(entity) = self.slots[slot] {
+            let _ = self.ecs.despawn(entity);
+        }
+        let g = m.grain;
+        let base = (Slot(m.slot), g.pose, g.inertia, g.shape, g.material);
+        let entity = match g.motion {
+            IntegratorState::Gear(state) => self.ecs.spawn(crate::snapshot::add(base, state)),
+            IntegratorState::Verlet(state) => self.ecs.spawn(crate::snapshot::add(base, state)),
+            IntegratorState::Fresh {
+                velocity,
+                angular_velocity,
+            } => self.ecs.spawn(crate::snapshot::add(
+                base,
+                Fresh {
+                    velocity,
+                    angular_velocity,
+                },
+            )),
+        };
+        self.slots[slot] = Some(entity);
+        self.pending[slot] = m.pending;
+        self.images[slot] = g.image;
+        d.held[slot] = Held::Owned;
+        for state in m.pairs {
+            if let Some(i) = self.listed(state.first, state.second) {
+                let first = self.proxy_of_key(state.first);
+                adopt(&mut self.contacts[i], &state, first);
+            } else {
+                d.stash.insert((state.first, state.second), state);
+            }
+        }
+    }
+
+    /// The proxy of a body by its identity key.
+    fn proxy_of_key(&self, key: u64) -> u32 {
+        match u32::try_from(key) {
+            Ok(slot) => self.grain_proxy[slot as usize],
+            Err(_) => self.wall_proxy[(key & u64::from(u32::MAX)) as usize],
+        }
+    }
+
+    /// The place in the contact list of the pair of the bodies of keys `x` and `y`.
+    fn listed(&self, x: u64, y: u64) -> Option<usize> {
+        let pair = ProxyPair::new(self.proxy_of_key(x), self.proxy_of_key(y));
+        self.contacts.binary_search_by(|c| c.pair.cmp(&pair)).ok()
+    }
+
+    /// Decomposed stage after the prediction: the box of this process's grains to all,
+    /// each owned grain whose box meets another process's box sent to it as a ghost, and
+    /// the ghosts here replaced by those received. Returns the time it took.
+    pub(crate) fn exchange_ghosts(&mut self) -> Duration {
+        let Some(mut d) = self.decomposition.take() else {
+            return Duration::ZERO;
+        };
+        let start = Instant::now();
+        let margin = self.box_margin();
+        let bounding = self.params.bounding;
+        let shapes = &self.shapes;
+        let grain_box = |pose: &Pose, shape: ShapeId| {
+            shapes.get(shape).ok().map(|s| {
+                match bounding {
+                    BoundingMethod::MinMax => s.body.aabb(pose),
+                    BoundingMethod::Ellipsoid => s.ellipsoid.aabb(pose),
+                }
+                .inflated(margin)
+            })
+        };
+        // The owned grains with their predicted state and box.
+        let mut owned: Vec<(GhostState, Aabb)> = Vec::new();
+        for slot in 0..self.slots.len() {
+            if d.held[slot] != Held::Owned {
+                continue;
+            }
+            let (Some(entity), Some((k, inertia))) = (self.slots[slot], self.kinematics[slot])
+            else {
+                continue;
+            };
+            let (Ok(shape), Ok(material)) = (
+                self.ecs.get::<&ShapeId>(entity).map(|s| *s),
+                self.ecs.get::<&MaterialId>(entity).map(|m| *m),
+            ) else {
+                continue;
+            };
+            if let Some(b) = grain_box(&k.pose, shape) {
+                owned.push((
+                    GhostState {
+                        slot: slot as u32,
+                        shape,
+                        material,
+                        inertia,
+                        pose: k.pose,
+                        velocity: k.velocity,
+                        angular_velocity: k.angular_velocity,
+                    },
+                    b,
+                ));
+            }
+        }
+        let reach = owned.iter().map(|o| o.1).reduce(|a, b| Aabb {
+            min: a.min.min(b.min),
+            max: a.max.max(b.max),
+        });
+        let reaches: Vec<Option<Aabb>> =
+            d.gather(encode(&reach)).iter().map(|b| decode(b)).collect();
+        d.grain_region = reaches.iter().flatten().copied().reduce(|a, b| Aabb {
+            min: a.min.min(b.min),
+            max: a.max.max(b.max),
+        });
+        let mut outgoing: Vec<Vec<GhostState>> = vec![Vec::new(); d.size as usize];
+        for (ghost, b) in &owned {
+            for (r, reach) in reaches.iter().enumerate() {
+                if r as u32 != d.rank && reach.is_some_and(|reach| reach.intersects(b)) {
+                    outgoing[r].push(*ghost);
+                }
+            }
+        }
+        let outgoing = outgoing.iter().map(encode).collect();
+        let received = d.round(outgoing);
+        let mut kept = vec![false; self.slots.len()];
+        for (from, bytes) in received.iter().enumerate() {
+            for g in decode::<Vec<GhostState>>(bytes) {
+                let slot = g.slot as usize;
+                kept[slot] = true;
+                self.place_ghost(&mut d, g, from as u32);
+            }
+        }
+        for (slot, kept) in kept.into_iter().enumerate() {
+            if !kept && matches!(d.held[slot], Held::Ghost(_)) {
+                if let Some(entity) = self.slots[slot].take() {
+                    let _ = self.ecs.despawn(entity);
+                }
+                self.kinematics[slot] = None;
+                d.held[slot] = Held::Absent;
+            }
+        }
+        let elapsed = start.elapsed();
+        d.traffic.exchange += elapsed;
+        self.decomposition = Some(d);
+        elapsed
+    }
+
+    /// A ghost at its state of this step, created when it is new here.
+    fn place_ghost(&mut self, d: &mut Decomposition, g: GhostState, owner: u32) {
+        let slot = g.slot as usize;
+        match self.slots[slot] {
+            Some(entity) if matches!(d.held[slot], Held::Ghost(_)) => {
+                if let Ok(mut pose) = self.ecs.get::<&mut Pose>(entity) {
+                    *pose = g.pose;
+                }
+            }
+            _ => {
+                if let Some(entity) = self.slots[slot] {
+                    let _ = self.ecs.despawn(entity);
+                }
+                let entity =
+                    self.ecs
+                        .spawn((Slot(g.slot), g.pose, g.inertia, g.shape, g.material, Ghost));
+                self.slots[slot] = Some(entity);
+            }
+        }
+        d.held[slot] = Held::Ghost(owner);
+        self.kinematics[slot] = Some((
+            Kinematics {
+                pose: g.pose,
+                velocity: g.velocity,
+                angular_velocity: g.angular_velocity,
+            },
+            g.inertia,
+        ));
+    }
+
+    /// Decomposed stage before the narrow phase: each proxy's key and owner, and each
+    /// listed pair's evaluating process.
+    pub(crate) fn claim_pairs(&mut self) {
+        let Some(d) = self.decomposition.as_mut() else {
+            return;
+        };
+        d.owners.clear();
+        d.owners.extend(self.proxies.iter().map(|body| match *body {
+            Body::Grain(slot) => match d.held[slot as usize] {
+                Held::Owned => (slot, d.rank),
+                Held::Ghost(owner) => (slot, owner),
+                Held::Absent => (NOT_A_GRAIN, u32::MAX),
+            },
+            Body::Wall(_) => (NOT_A_GRAIN, 0),
+        }));
+        for c in &mut self.contacts {
+            c.owner = UNASSIGNED;
+        }
+    }
+
+    /// The pair states that waited for their pairs, given to the pairs the broad phase
+    /// listed this step; the others are dropped (their pairs ended).
+    pub(crate) fn adopt_stashed(&mut self) {
+        let Some(mut d) = self.decomposition.take() else {
+            return;
+        };
+        if !d.stash.is_empty() {
+            let stash = std::mem::take(&mut d.stash);
+            for ((first, second), state) in stash {
+                if let Some(i) = self.listed(first, second) {
+                    let first = self.proxy_of_key(first);
+                    adopt(&mut self.contacts[i], &state, first);
+                }
+            }
+        }
+        self.decomposition = Some(d);
+    }
+
+    /// Decomposed stage after the narrow phase: the forces found here for pairs whose
+    /// other grain another process owns, sent to it; theirs taken. Returns the time it
+    /// took.
+    pub(crate) fn send_forces(&mut self) -> Duration {
+        let Some(mut d) = self.decomposition.take() else {
+            return Duration::ZERO;
+        };
+        let start = Instant::now();
+        let mut outgoing: Vec<Vec<ForceRecord>> = vec![Vec::new(); d.size as usize];
+        let mut evaluated = 0u64;
+        for (c, f) in self.contacts.iter().zip(&self.contact_forces) {
+            if c.owner != d.rank {
+                continue;
+            }
+            evaluated += 1;
+            let Some(f) = f else { continue };
+            let (Body::Grain(a), Body::Grain(b)) = (
+                self.proxies[c.pair.a as usize],
+                self.proxies[c.pair.b as usize],
+            ) else {
+                continue;
+            };
+            for slot in [a, b] {
+                if let Held::Ghost(owner) = d.held[slot as usize] {
+                    let (low, high) = (a.min(b), a.max(b));
+                    let (force, torque) = if high == b {
+                        (f.force_on_b, f.torque_on_b)
+                    } else {
+                        (-f.force_on_b, -f.torque_on_b)
+                    };
+                    outgoing[owner as usize].push(ForceRecord {
+                        low,
+                        high,
+                        force_on_high: force,
+                        torque_on_high: torque,
+                        point: f.point,
+                        depth_ratio: f.depth_ratio,
+                    });
+                }
+            }
+        }
+        d.traffic.pairs_evaluated += evaluated;
+        let outgoing = outgoing.iter().map(encode).collect();
+        let received = d.round(outgoing);
+        for bytes in &received {
+            for r in decode::<Vec<ForceRecord>>(bytes) {
+                let Some(i) = self.listed(grain_key(r.low), grain_key(r.high)) else {
+                    continue;
+                };
+                let pair = self.contacts[i].pair;
+                let high_is_b = pair.b == self.grain_proxy[r.high as usize];
+                let force = ContactForce {
+                    pair,
+                    force_on_b: r.force_on_high,
+                    torque_on_b: r.torque_on_high,
+                    point: r.point,
+                    depth_ratio: r.depth_ratio,
+                };
+                self.contact_forces[i] = Some(if high_is_b { force } else { force.reversed() });
+            }
+        }
+        let elapsed = start.elapsed();
+        d.traffic.exchange += elapsed;
+        self.decomposition = Some(d);
+        elapsed
+    }
+
+    /// Decomposed part of the sums: the loads on walls from every process, summed in the
+    /// order of the grains' ids, and the step's counts summed over the processes (`local`:
+    /// this process's contacts evaluated, largest overlap, grain contacts and grains).
+    pub(crate) fn reduce_step(&mut self, local: (usize, f64, usize, usize)) -> Option<StepTotals> {
+        let mut d = self.decomposition.take()?;
+        let start = Instant::now();
+        // A pair counts on the owner of its key grain; a pair of walls on the first process.
+        let keyed = |pair: ProxyPair| match self.pair_key_slot(pair) {
+            Some(s) => d.held[s as usize] == Held::Owned,
+            None => d.rank == 0,
+        };
+        let (mut started, mut ended) = (0u64, 0u64);
+        for p in &self.events.started {
+            started += u64::from(keyed(*p));
+        }
+        for p in &self.events.ended {
+            ended += u64::from(keyed(*p));
+        }
+        let pairs = self.contacts.iter().filter(|c| keyed(c.pair)).count() as u64;
+        let totals = Totals {
+            contacts: local.0 as u64,
+            max_overlap_ratio: local.1,
+            grain_contacts: local.2 as u64,
+            grains: local.3 as u64,
+            pairs,
+            pairs_started: started,
+            pairs_ended: ended,
+            wall_terms: std::mem::take(&mut d.wall_terms),
+        };
+        let all: Vec<Totals> = d
+            .gather(encode(&totals))
+            .iter()
+            .map(|b| decode(b))
+            .collect();
+        let mut sum = Totals::default();
+        d.wall_sums.clear();
+        for t in &all {
+            sum.contacts += t.contacts;
+            sum.max_overlap_ratio = sum.max_overlap_ratio.max(t.max_overlap_ratio);
+            sum.grain_contacts += t.grain_contacts;
+            sum.grains += t.grains;
+            sum.pairs += t.pairs;
+            sum.pairs_started += t.pairs_started;
+            sum.pairs_ended += t.pairs_ended;
+            for &(wall, grain, load) in &t.wall_terms {
+                d.wall_sums.push(wall, grain, load);
+            }
+        }
+        let wall_loads = &mut self.wall_loads;
+        wall_loads.iter_mut().for_each(|l| *l = Load::default());
+        d.wall_sums
+            .sum(wall_loads.len(), |w, load| wall_loads[w] += load);
+        d.wall_terms = totals.wall_terms;
+        d.wall_terms.clear();
+        d.traffic.exchange += start.elapsed();
+        self.decomposition = Some(d);
+        Some(StepTotals {
+            contacts: sum.contacts as usize,
+            max_overlap_ratio: sum.max_overlap_ratio,
+            coordination: if sum.grains > 0 {
+                sum.grain_contacts as f64 / sum.grains as f64
+            } else {
+                0.0
+            },
+            pairs: sum.pairs as usize,
+            pairs_started: sum.pairs_started as usize,
+            pairs_ended: sum.pairs_ended as usize,
+        })
+    }
+}
+
+/// Gives the listed `contact` the state `s`, met from the body of proxy `first` (the body
+/// `s` names first).
+fn adopt(contact: &mut Contact, s: &PairState, first: u32) {
+    contact.features = s.features;
+    contact.overlap_hint = s.overlap_hint;
+    contact.touching = s.touching;
+    if let Some(h) = History::from_slice(&s.history) {
+        contact.history = h;
+    }
+    contact.flipped = contact.pair.a != first;
+}
+
+/// What one process contributes to a gathered snapshot: its own grains (with their pending
+/// loads and boxes) and the states of the pairs it evaluates.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SnapshotPart {
+    grains: Vec<(u32, GrainSnapshot, Load, Option<Aabb>)>,
+    pairs: Vec<PairState>,
+}
+
+impl World {
+    /// The whole run's state, as one process would checkpoint it: in a decomposed run every
+    /// process sends its own grains and the states of the pairs it evaluates to all, and
+    /// each puts them together in its own numbering (which changes no result), so that the
+    /// snapshot resumes on any number of processes, or on one. A collective operation in a
+    /// distributed or decomposed run (every process calls it at the same point); a plain
+    /// [`World::snapshot`] on a single process.
+    pub fn gathered_snapshot(&mut self) -> WorldSnapshot {
+        self.synchronize_contacts();
+        let mut snapshot = self.snapshot();
+        let Some(mut d) = self.decomposition.take() else {
+            return snapshot;
+        };
+        if d.regions.is_none() {
+            // Not stepped yet since the decomposition: every process holds everything.
+            self.decomposition = Some(d);
+            return snapshot;
+        }
+        let part = SnapshotPart {
+            grains: snapshot
+                .grains
+                .iter()
+                .enumerate()
+                .filter(|&(slot, _)| d.held[slot] == Held::Owned)
+                .filter_map(|(slot, g)| {
+                    let proxy = self.grain_proxy[slot] as usize;
+                    g.map(|g| (slot as u32, g, self.pending[slot], self.boxes[proxy]))
+                })
+                .collect(),
+            pairs: self
+                .contacts
+                .iter()
+                .filter(|c| c.owner == d.rank)
+                .map(|c| self.pair_state(c))
+                .collect(),
+        };
+        let parts: Vec<SnapshotPart> = d.gather(encode(&part)).iter().map(|b| decode(b)).collect();
+        for g in &mut snapshot.grains {
+            *g = None;
+        }
+        for (slot, proxy) in self.grain_proxy.iter().enumerate() {
+            snapshot.boxes[*proxy as usize] = None;
+            snapshot.pending[slot] = Load::default();
+        }
+        let mut contacts = Vec::new();
+        for part in parts {
+            for (slot, g, pending, aabb) in part.grains {
+                snapshot.grains[slot as usize] = Some(g);
+                snapshot.pending[slot as usize] = pending;
+                snapshot.boxes[self.grain_proxy[slot as usize] as usize] = aabb;
+            }
+            for s in part.pairs {
+                let (first, second) = (self.proxy_of_key(s.first), self.proxy_of_key(s.second));
+                contacts.push(ContactSnapshot {
+                    pair: ProxyPair::new(first, second),
+                    features: s.features,
+                    overlap_hint: s.overlap_hint,
+                    touching: s.touching,
+                    flipped: first > second,
+                    history: s.history,
+                });
+            }
+        }
+        contacts.sort_by_key(|c| c.pair);
+        snapshot.contacts = contacts;
+        self.decomposition = Some(d);
+        snapshot
+    }
+
+    /// A listed pair's state, its bodies named by identity in the order it is met in.
+    fn pair_state(&self, c: &Contact) -> PairState {
+        let (first, second) = c.oriented();
+        PairState {
+            first: key_of(self.proxies[first as usize]),
+            second: key_of(self.proxies[second as usize]),
+            features: c.features,
+            overlap_hint: c.overlap_hint,
+            touching: c.touching,
+            history: c.history.as_slice().to_vec(),
+        }
+    }
+}

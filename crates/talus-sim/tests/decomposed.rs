@@ -1,0 +1,295 @@
+//! Decomposed runs: each process holds only the grains of its region and ghosts of the
+//! neighbours' grains that can touch them (threads joined by a [`ThreadExchange`], the
+//! protocol MPI carries). At every step the grains the processes own, put together, are
+//! the single process's grains to the last bit, and every process has the single process's
+//! wall loads and contact counts: on 1, 2, 3 and 8 processes, with the regions cut anew in
+//! the middle of contacts, grains crossing the regions in every direction, and a process
+//! without grains; and a checkpoint gathered from 2 processes resumes on 3 and on 1 with
+//! the bits of the uninterrupted run.
+
+use std::collections::BTreeMap;
+
+use talus_geom::glam::DVec3;
+use talus_sim::integrate::IntegratorKind;
+use talus_sim::{World, WorldSnapshot};
+
+mod common;
+
+use common::gas::{bits, on_processes, scene, world};
+
+/// A grain's state, bit for bit.
+fn grain_bits(w: &World) -> BTreeMap<u32, Vec<u64>> {
+    w.grains()
+        .map(|id| {
+            let s = w.grain(id).unwrap();
+            let mut out = Vec::new();
+            out.extend(bits(s.pose.position));
+            out.extend(s.pose.rotation.to_array().map(f64::to_bits));
+            out.extend(bits(s.velocity));
+            out.extend(bits(s.angular_velocity));
+            (id.0, out)
+        })
+        .collect()
+}
+
+/// What every process knows of the whole run after a step, bit for bit: time, counts,
+/// deepest overlap, coordination and the loads on the walls.
+fn shared_bits(w: &World) -> Vec<u64> {
+    let s = w.stats();
+    let mut out = vec![
+        w.time().to_bits(),
+        w.steps(),
+        s.contacts as u64,
+        s.pairs as u64,
+        s.max_overlap_ratio.to_bits(),
+        s.coordination.to_bits(),
+    ];
+    for load in w.wall_loads() {
+        out.extend(bits(load.force));
+        out.extend(bits(load.torque));
+    }
+    out
+}
+
+/// One process's view of a run, step by step.
+struct Trace {
+    grains: Vec<BTreeMap<u32, Vec<u64>>>,
+    shared: Vec<Vec<u64>>,
+    positions: Vec<BTreeMap<u32, DVec3>>,
+    /// Grains held (owned and ghosts) after each step.
+    held: Vec<usize>,
+}
+
+fn trace(w: &mut World, steps: usize) -> Trace {
+    let mut t = Trace {
+        grains: Vec::new(),
+        shared: Vec::new(),
+        positions: Vec::new(),
+        held: Vec::new(),
+    };
+    for _ in 0..steps {
+        w.step();
+        t.grains.push(grain_bits(w));
+        t.shared.push(shared_bits(w));
+        t.positions.push(
+            w.grains()
+                .map(|id| (id.0, w.grain(id).unwrap().pose.position))
+                .collect(),
+        );
+        t.held.push(w.ecs().len() as usize);
+    }
+    t
+}
+
+/// Runs `make()` on `ranks` processes (threads), decomposed, `steps` steps, the regions
+/// cut anew every `rebalance_every`; each process's trace.
+fn decomposed(
+    make: impl Fn() -> World + Sync,
+    ranks: usize,
+    rebalance_every: u64,
+    steps: usize,
+) -> Vec<Trace> {
+    on_processes(ranks, |ex| {
+        let mut w = make();
+        w.decompose(Box::new(ex), rebalance_every).unwrap();
+        trace(&mut w, steps)
+    })
+}
+
+/// Every step: the processes' grains are disjoint and together the single process's, to
+/// the bit, and every process knows the single process's shared values.
+fn assert_same(single: &Trace, traces: &[Trace], what: &str) {
+    for step in 0..single.grains.len() {
+        let mut union = BTreeMap::new();
+        for (rank, t) in traces.iter().enumerate() {
+            assert!(
+                t.shared[step] == single.shared[step],
+                "{what}: rank {rank} of {}: shared values differ at step {}: {:?} against {:?}",
+                traces.len(),
+                step + 1,
+                &t.shared[step][..6],
+                &single.shared[step][..6]
+            );
+            for (id, g) in &t.grains[step] {
+                assert!(
+                    union.insert(*id, g.clone()).is_none(),
+                    "{what}: grain {id} owned twice at step {}",
+                    step + 1
+                );
+            }
+        }
+        assert!(
+            union == single.grains[step],
+            "{what} on {} processes: grains differ at step {}",
+            traces.len(),
+            step + 1
+        );
+    }
+}
+
+#[test]
+fn one_two_and_three_processes_step_the_bits_of_one() {
+    for integrator in [IntegratorKind::Gear, IntegratorKind::Verlet] {
+        let make = || world(integrator, 90);
+        let single = trace(&mut make(), 400);
+        assert!(single.shared.last().unwrap()[2] > 0, "no contacts");
+        for ranks in [1, 2, 3] {
+            // Regions cut anew every 7 steps: grains change hands in the middle of
+            // contacts, with the states of the pairs they key.
+            let traces = decomposed(make, ranks, 7, 400);
+            assert_same(&single, &traces, &format!("{integrator:?}"));
+        }
+    }
+}
+
+#[test]
+fn grains_cross_the_regions_in_every_direction_and_each_process_holds_a_part() {
+    let make = || world(IntegratorKind::Gear, 120);
+    let steps = 1500;
+    let single = trace(&mut make(), steps);
+    // Eight regions of a cube, cut across all three axes and fixed: grains flying about
+    // cross them.
+    let traces = decomposed(make, 8, 1_000_000, steps);
+    assert_same(&single, &traces, "8 processes");
+    let owner = |step: usize, id: u32| {
+        traces
+            .iter()
+            .position(|t| t.grains[step].contains_key(&id))
+            .unwrap()
+    };
+    let mut seen = [[false; 2]; 3];
+    for step in 1..steps {
+        for (&id, &after) in &single.positions[step] {
+            if owner(step - 1, id) != owner(step, id) {
+                let d = after - single.positions[step - 1][&id];
+                let axis = d.abs().max_position();
+                seen[axis][usize::from(d[axis] > 0.0)] = true;
+            }
+        }
+    }
+    assert_eq!(seen, [[true; 2]; 3], "crossings (axis, -/+) seen");
+    for (rank, t) in traces.iter().enumerate() {
+        assert!(!t.grains[0].is_empty(), "region {rank} holds no grain");
+        // Its own grains and the ghosts that can touch them, not the whole box.
+        let most = t.held.iter().max().unwrap();
+        assert!(*most < 120, "process {rank} held {most} grains of 120");
+    }
+}
+
+#[test]
+fn a_process_without_grains_takes_part() {
+    // Two grains on three processes: one of them owns nothing.
+    let make = || world(IntegratorKind::Gear, 2);
+    let single = trace(&mut make(), 300);
+    let traces = decomposed(make, 3, 10, 300);
+    assert_same(&single, &traces, "2 grains on 3 processes");
+    assert!(
+        traces
+            .iter()
+            .any(|t| t.grains.iter().all(BTreeMap::is_empty)),
+        "every process owned a grain"
+    );
+}
+
+/// Runs `make()` decomposed on `ranks` processes for `steps` steps, then gathers the whole
+/// run's snapshot (every process gets it; the first one's is returned).
+fn gathered(make: impl Fn() -> World + Sync, ranks: usize, steps: usize) -> WorldSnapshot {
+    on_processes(ranks, |ex| {
+        let mut w = make();
+        w.decompose(Box::new(ex), 5).unwrap();
+        for _ in 0..steps {
+            w.step();
+        }
+        w.gathered_snapshot()
+    })
+    .swap_remove(0)
+}
+
+#[test]
+fn a_checkpoint_of_two_processes_resumes_on_three_and_on_one() {
+    let make = || world(IntegratorKind::Gear, 90);
+    let single = trace(&mut make(), 300);
+    let snapshot = gathered(make, 2, 150);
+    assert_eq!(snapshot.steps, 150);
+    assert_eq!(
+        snapshot.grains.iter().flatten().count(),
+        90,
+        "every grain in the gathered snapshot"
+    );
+    let restored = || {
+        let mut w = scene(IntegratorKind::Gear);
+        w.restore(snapshot.clone()).unwrap();
+        w
+    };
+    // On one process, without decomposition.
+    let mut one = restored();
+    let tail = trace(&mut one, 150);
+    assert!(tail.grains == single.grains[150..], "resumed on 1 process");
+    assert!(tail.shared == single.shared[150..], "resumed on 1 process");
+    // On three.
+    let traces = decomposed(restored, 3, 5, 150);
+    let later = Trace {
+        grains: single.grains[150..].to_vec(),
+        shared: single.shared[150..].to_vec(),
+        positions: Vec::new(),
+        held: Vec::new(),
+    };
+    assert_same(&later, &traces, "resumed on 3 processes");
+}
+
+/// Steps `w` 300 steps, pouring five grains (the same on every process) every 60 steps and
+/// removing the grain of the lowest id left every 100 steps; the grains owned after each
+/// step.
+fn pour_and_remove(w: &mut World) -> Vec<BTreeMap<u32, Vec<u64>>> {
+    let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(99);
+    let mut out = Vec::new();
+    let mut removed = 0u32;
+    for step in 1..=300 {
+        if step % 60 == 0 {
+            for k in 0..5 {
+                let mut d = talus_sim::GrainDesc::at_rest(
+                    talus_sim::shape::ShapeId(k % 3),
+                    talus_sim::material::MaterialId(0),
+                    DVec3::new(0.01 + 0.008 * f64::from(k), 0.025, 0.045),
+                );
+                d.velocity = DVec3::new(rand::Rng::random_range(&mut rng, -0.5..0.5), 0.0, -1.0);
+                w.add_grain(d).unwrap();
+            }
+        }
+        if step % 100 == 0 {
+            // Every process asks; only those that hold the grain know it.
+            let _ = w.remove_grain(talus_sim::GrainId(removed));
+            removed += 1;
+        }
+        w.step();
+        out.push(grain_bits(w));
+    }
+    out
+}
+
+#[test]
+fn grains_poured_and_removed_on_every_process_give_the_bits_of_one() {
+    let make = || world(IntegratorKind::Verlet, 60);
+    let single = pour_and_remove(&mut make());
+    assert_eq!(single.last().unwrap().len(), 60 + 25 - 3);
+    for ranks in [2, 3] {
+        let traces = on_processes(ranks, |ex| {
+            let mut w = make();
+            w.decompose(Box::new(ex), 13).unwrap();
+            pour_and_remove(&mut w)
+        });
+        for step in 0..single.len() {
+            let mut union = BTreeMap::new();
+            for t in &traces {
+                for (id, g) in &t[step] {
+                    assert!(union.insert(*id, g.clone()).is_none(), "grain {id} twice");
+                }
+            }
+            assert!(
+                union == single[step],
+                "{ranks} processes: grains differ at step {}",
+                step + 1
+            );
+        }
+    }
+}
