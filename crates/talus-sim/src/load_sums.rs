@@ -81,6 +81,27 @@ impl LoadSums {
     /// Calls `add(body, sum)` for every body of `0..bodies` with terms, in body order, its
     /// terms summed from zero in the order of their partners' keys.
     pub fn sum(&mut self, bodies: usize, mut add: impl FnMut(usize, Load)) {
+        self.gather(bodies);
+        for b in 0..bodies {
+            if let Some(sum) = self.body_sum(b) {
+                add(b, sum);
+            }
+        }
+    }
+
+    /// Adds each body's sum (see [`LoadSums::sum`]) to its load: bodies `0..grains.len()`
+    /// in `grains`, the next ones in `walls`.
+    pub fn sum_into(&mut self, grains: &mut [Load], walls: &mut [Load]) {
+        self.gather(grains.len() + walls.len());
+        for (b, load) in grains.iter_mut().chain(walls.iter_mut()).enumerate() {
+            if let Some(sum) = self.body_sum(b) {
+                *load += sum;
+            }
+        }
+    }
+
+    /// The terms gathered by body (a counting sort, stable).
+    fn gather(&mut self, bodies: usize) {
         self.starts.clear();
         self.starts.resize(bodies + 1, 0);
         for t in &self.terms {
@@ -100,31 +121,49 @@ impl LoadSums {
             };
             *at += 1;
         }
-        let mut order = [0u32; RANKED];
-        for b in 0..bodies {
-            let places = &mut self.places[self.starts[b] as usize..self.starts[b + 1] as usize];
-            if places.is_empty() {
-                continue;
-            }
-            let mut sum = Load::default();
-            if places.len() <= RANKED {
-                // Each term's rank among its body's, by counting the smaller keys: no
-                // branch on the data (the terms come in random order), unlike a sort.
-                for p in places.iter() {
-                    let rank = places.iter().filter(|q| q.partner < p.partner).count();
-                    order[rank] = p.term;
-                }
-                for &term in &order[..places.len()] {
-                    sum += self.terms[term as usize].load;
-                }
-            } else {
-                places.sort_unstable_by_key(|p| p.partner);
-                for p in places.iter() {
-                    sum += self.terms[p.term as usize].load;
-                }
-            }
-            add(b, sum);
+    }
+
+    /// The places of body `b`'s terms.
+    fn range(&self, b: usize) -> std::ops::Range<usize> {
+        self.starts[b] as usize..self.starts[b + 1] as usize
+    }
+
+    /// Body `b`'s sum, `None` without terms.
+    fn body_sum(&mut self, b: usize) -> Option<Load> {
+        match self.range(b).len() {
+            0 => None,
+            n if n <= RANKED => self.ranked_sum(b),
+            _ => Some(self.sorted_sum(b)),
         }
+    }
+
+    /// Body `b`'s sum, of at most [`RANKED`] terms.
+    fn ranked_sum(&self, b: usize) -> Option<Load> {
+        let places = &self.places[self.range(b)];
+        // Each term's rank among its body's, by counting the smaller keys: no branch on
+        // the data (the terms come in random order), unlike a sort.
+        let mut order = [0u32; RANKED];
+        for p in places {
+            let rank = places.iter().filter(|q| q.partner < p.partner).count();
+            order[rank] = p.term;
+        }
+        let mut sum = Load::default();
+        for &term in &order[..places.len()] {
+            sum += self.terms[term as usize].load;
+        }
+        Some(sum)
+    }
+
+    /// Body `b`'s sum, its terms sorted (a body of many terms: a wall, a large grain).
+    fn sorted_sum(&mut self, b: usize) -> Load {
+        let range = self.range(b);
+        let places = &mut self.places[range];
+        places.sort_unstable_by_key(|p| p.partner);
+        let mut sum = Load::default();
+        for p in places.iter() {
+            sum += self.terms[p.term as usize].load;
+        }
+        sum
     }
 }
 
@@ -143,9 +182,15 @@ mod tests {
         let mut all = Vec::new();
         for body in 0..bodies {
             let mut partners: Vec<u64> =
-                (0..40).map(grain_key).chain((0..3).map(wall_key)).collect();
+                (0..60).map(grain_key).chain((0..3).map(wall_key)).collect();
             partners.shuffle(r);
-            for &partner in &partners[..r.random_range(0..8)] {
+            // Body 0 meets many partners, as a wall does: its terms are sorted, not ranked.
+            let count = if body == 0 {
+                partners.len()
+            } else {
+                r.random_range(0..8)
+            };
+            for &partner in &partners[..count] {
                 let v = |r: &mut ChaCha8Rng| {
                     DVec3::new(r.random(), r.random(), r.random())
                         * 10f64.powi(r.random_range(-8..8))
@@ -198,6 +243,16 @@ mod tests {
                 last = Some(b);
                 got[b] = Some(load);
             });
+            // The same sums added to loads, grains and walls apart.
+            sums.clear();
+            for &(body, partner, load) in &shuffled {
+                sums.push(body, partner, load);
+            }
+            let (mut grains, mut walls) = (vec![Load::default(); 20], vec![Load::default(); 10]);
+            sums.sum_into(&mut grains, &mut walls);
+            for (b, load) in grains.iter().chain(&walls).enumerate() {
+                assert_eq!(*load, got[b].unwrap_or_default(), "body {b}");
+            }
             for (g, e) in got.iter().zip(&expected) {
                 assert_eq!(
                     g.map(|l| (

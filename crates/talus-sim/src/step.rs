@@ -594,13 +594,8 @@ impl World {
                 }
             }
         }
-        let (loads, wall_loads) = (&mut self.loads, &mut self.wall_loads);
-        let bodies = grain_bodies as usize + wall_loads.len();
         self.load_sums
-            .sum(bodies, |body, sum| match body.checked_sub(loads.len()) {
-                None => loads[body] += sum,
-                Some(w) => wall_loads[w] += sum,
-            });
+            .sum_into(&mut self.loads, &mut self.wall_loads);
         let gravity = self.params.gravity;
         let mut grains = 0usize;
         for (slot, entry) in self.kinematics.iter().enumerate() {
