@@ -184,6 +184,9 @@ impl World {
     /// The contact forces of the last step are not kept: after [`World::restore`],
     /// [`World::contacts`] reports none until the next step (the forces themselves are
     /// recomputed each step and do not influence it).
+    ///
+    /// In a decomposed run ([`World::decompose`]) this is what this process holds, its
+    /// ghosts without their integrator state: [`World::gathered_snapshot`] gives the run's.
     #[must_use]
     pub fn snapshot(&self) -> WorldSnapshot {
         let grains = (0..self.slots.len())
