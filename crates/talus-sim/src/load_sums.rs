@@ -13,6 +13,7 @@
 //! counting, for each, the terms of smaller key. Every buffer is kept from step to step.
 
 use crate::integrate::Load;
+use crate::world::Body;
 
 /// Most terms of one body ranked by counting; a body with more is sorted.
 const RANKED: usize = 32;
@@ -31,6 +32,15 @@ pub(crate) fn grain_key(id: u32) -> u64 {
 #[inline]
 pub(crate) fn wall_key(index: u32) -> u64 {
     WALL_KEY | u64::from(index)
+}
+
+/// The identity key of a body (see [`grain_key`]).
+#[inline]
+pub(crate) fn identity_key(body: Body) -> u64 {
+    match body {
+        Body::Grain(slot) => grain_key(slot),
+        Body::Wall(w) => wall_key(w),
+    }
 }
 
 /// A term's place in a body's sum: its partner and where its load was met.

@@ -35,14 +35,14 @@ use talus_geom::{Aabb, Pose};
 use crate::broad::{BroadPhase, PairEvents, ProxyPair};
 use crate::contact::{BodyView, Contact, ContactForce, Solid, apply_events, evaluate};
 use crate::distribute::PairOwners;
-use crate::distribute::decompose::Held;
+use crate::distribute::decompose::{Ghost, Held};
 use crate::integrate::{
     GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
 };
 use crate::laws::{ContactLaws, NO_MATERIAL};
-use crate::load_sums::{grain_key, wall_key};
+use crate::load_sums::identity_key;
 use crate::periodic::Periodic;
-use crate::shape::{ShapeId, ShapeLibrary};
+use crate::shape::{Shape, ShapeId, ShapeLibrary};
 use crate::wall::{Wall, WallGeometry};
 use crate::world::{Body, BoundingMethod, FieldInput, Fresh, GrainId, Slot, StepStats, World};
 
@@ -231,9 +231,10 @@ impl World {
         let renumbered = Instant::now();
         self.start_fresh_grains::<I>(field);
         self.predict::<I>(dt);
-        let ghosts = self.exchange_ghosts();
         let predicted = Instant::now();
-        self.bounds(t_end);
+        let own_region = self.grain_bounds();
+        let (grain_region, ghosts) = self.exchange_ghosts(own_region);
+        self.wall_bounds(t_end, grain_region);
         let bounded = Instant::now();
         let (broad, exchange) = self.broad_beside_narrow(dt);
         let narrowed = Instant::now();
@@ -259,8 +260,8 @@ impl World {
         ));
         self.stats = StepStats {
             renumber: (renumbered - start).saturating_sub(migrating),
-            predict: (predicted - renumbered).saturating_sub(ghosts),
-            bounds: bounded - predicted,
+            predict: predicted - renumbered,
+            bounds: (bounded - predicted).saturating_sub(ghosts),
             broad,
             narrow,
             forces: accumulated - narrowed,
@@ -286,39 +287,38 @@ impl World {
         }
     }
 
-    /// Stage 2: a bounding box per grain, grown by the margin, and per wall at its pose at
-    /// the end of the step.
-    fn bounds(&mut self, t_end: f64) {
+    /// Stage 2, for the grains: a bounding box per grain stepped here (not the ghosts of a
+    /// decomposed run, whose boxes come with them), grown by the margin; returns the box
+    /// around them all.
+    fn grain_bounds(&mut self) -> Option<Aabb> {
         // A law that reaches across a gap (a liquid bridge) needs the pairs that close.
         let margin = self.box_margin();
         let bounding = self.params.bounding;
-        let mut grain_region: Option<Aabb> = None;
+        let mut region: Option<Aabb> = None;
         for (slot, entity) in self.slots.iter().enumerate() {
             if entity.is_none() {
                 self.boxes[self.grain_proxy[slot] as usize] = None;
             }
         }
-        for (slot, pose, shape) in self.ecs.query_mut::<(&Slot, &Pose, &ShapeId)>() {
+        for (slot, pose, shape) in self
+            .ecs
+            .query_mut::<hecs::Without<(&Slot, &Pose, &ShapeId), &Ghost>>()
+        {
             let Ok(shape) = self.shapes.get(*shape) else {
                 continue;
             };
-            let aabb = match bounding {
-                BoundingMethod::MinMax => shape.body.aabb(pose),
-                BoundingMethod::Ellipsoid => shape.ellipsoid.aabb(pose),
-            }
-            .inflated(margin);
+            let aabb = grain_box(shape, pose, bounding, margin);
             self.boxes[self.grain_proxy[slot.0 as usize] as usize] = Some(aabb);
-            grain_region = Some(grain_region.map_or(aabb, |r| Aabb {
-                min: r.min.min(aabb.min),
-                max: r.max.max(aabb.max),
-            }));
+            region = Some(enclose(region, aabb));
         }
-        // In a decomposed run, the region of all processes' grains.
-        if let Some(d) = &self.decomposition {
-            grain_region = d.grain_region;
-        }
-        // Walls where they are at the end of the step. A half-space's box is infinite along
-        // its plane; it is cut to the region of the grains, which is all it can meet.
+        region
+    }
+
+    /// Stage 2, for the walls: each wall's state and box at the end of the step. A
+    /// half-space's box is infinite along its plane; it is cut to `grain_region`, the box of
+    /// all grains' boxes, which is all it can meet.
+    fn wall_bounds(&mut self, t_end: f64, grain_region: Option<Aabb>) {
+        let margin = self.box_margin();
         self.wall_states.clear();
         self.wall_states
             .extend(self.walls.iter().map(|w| w.state(t_end)));
@@ -393,20 +393,12 @@ impl World {
             params,
             ..
         } = self;
-        let owners = match (distribution.as_ref(), decomposition.as_ref()) {
-            (Some(d), _) => PairOwners {
-                rank: d.rank,
-                table: &d.owners,
-            },
-            (_, Some(d)) => PairOwners {
-                rank: d.rank,
-                table: &d.owners,
-            },
-            _ => PairOwners {
-                rank: 0,
-                table: &[],
-            },
+        let (rank, table) = match (distribution.as_ref(), decomposition.as_ref()) {
+            (Some(d), _) => (d.rank, &d.owners[..]),
+            (_, Some(d)) => (d.rank, &d.owners[..]),
+            _ => (0, &[][..]),
         };
+        let owners = PairOwners { rank, table };
         let views = BodyViews {
             bodies,
             shapes,
@@ -414,19 +406,21 @@ impl World {
             periodic: params.periodic,
         };
         contact_forces.resize(contacts.len(), None);
+        let beside = threads > 1 && contacts.len() >= PARALLEL_PAIRS;
+        let mut meet = |threads: usize, fresh_only: bool| {
+            narrow(
+                contacts,
+                contact_forces,
+                &views,
+                laws,
+                owners,
+                dt,
+                threads,
+                fresh_only,
+            );
+        };
         if fresh_only {
-            pool.install(|| {
-                narrow(
-                    contacts,
-                    contact_forces,
-                    &views,
-                    laws,
-                    owners,
-                    dt,
-                    threads,
-                    true,
-                );
-            });
+            pool.install(|| meet(threads, true));
             return Duration::ZERO;
         }
         let find_events = |broad: &mut dyn BroadPhase, events: &mut PairEvents| {
@@ -435,28 +429,17 @@ impl World {
             broad.update(boxes, events);
             start.elapsed()
         };
-        if threads > 1 && contacts.len() >= PARALLEL_PAIRS {
+        if beside {
             pool.install(|| {
                 rayon::join(
                     || find_events(&mut **broad, events),
-                    || {
-                        narrow(
-                            contacts,
-                            contact_forces,
-                            &views,
-                            laws,
-                            owners,
-                            dt,
-                            threads,
-                            false,
-                        )
-                    },
+                    || meet(threads, false),
                 )
             })
             .0
         } else {
             let time = find_events(&mut **broad, events);
-            narrow(contacts, contact_forces, &views, laws, owners, dt, 1, false);
+            meet(1, false);
             time
         }
     }
@@ -705,11 +688,19 @@ impl World {
     }
 }
 
-/// The identity of a body in the orders that must not depend on the numbering of the
-/// proxies (see [`crate::load_sums`]): a grain by its id, a wall after every grain.
-fn identity_key(body: Body) -> u64 {
-    match body {
-        Body::Grain(slot) => grain_key(slot),
-        Body::Wall(w) => wall_key(w),
+/// A grain's bounding box at `pose` by `bounding`, grown by `margin`.
+pub(crate) fn grain_box(shape: &Shape, pose: &Pose, bounding: BoundingMethod, margin: f64) -> Aabb {
+    match bounding {
+        BoundingMethod::MinMax => shape.body.aabb(pose),
+        BoundingMethod::Ellipsoid => shape.ellipsoid.aabb(pose),
     }
+    .inflated(margin)
+}
+
+/// The box around `region` and `b`.
+pub(crate) fn enclose(region: Option<Aabb>, b: Aabb) -> Aabb {
+    region.map_or(b, |r| Aabb {
+        min: r.min.min(b.min),
+        max: r.max.max(b.max),
+    })
 }

@@ -53,11 +53,12 @@ use crate::broad::ProxyPair;
 use crate::contact::{Contact, ContactForce, History};
 use crate::error::SimError;
 use crate::integrate::{GearState, Inertia, Kinematics, Load, VerletState};
-use crate::load_sums::{LoadSums, grain_key, wall_key};
+use crate::load_sums::{LoadSums, grain_key, identity_key};
 use crate::material::MaterialId;
 use crate::shape::ShapeId;
 use crate::snapshot::{ContactSnapshot, GrainSnapshot, IntegratorState, WorldSnapshot};
-use crate::world::{Body, BoundingMethod, Fresh, Slot, World};
+use crate::step::{enclose, grain_box};
+use crate::world::{Body, Fresh, Slot, World};
 
 /// Component: a copy of a grain another process owns (it is not stepped here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,9 +91,6 @@ pub(crate) struct Decomposition {
     wall_sums: LoadSums,
     /// Per proxy this step: its key and the process that owns it.
     pub(crate) owners: Vec<(u32, u32)>,
-    /// The box of every grain's box this step, over all processes: what the walls' boxes
-    /// are cut to, as on a single process.
-    pub(crate) grain_region: Option<Aabb>,
     traffic: Traffic,
 }
 
@@ -194,14 +192,6 @@ impl Decomposition {
     }
 }
 
-/// The identity key of a proxy's body.
-fn key_of(body: Body) -> u64 {
-    match body {
-        Body::Grain(slot) => grain_key(slot),
-        Body::Wall(w) => wall_key(w),
-    }
-}
-
 impl World {
     /// Makes this world one process of a decomposed run over `exchange` (see the module
     /// documentation): every process of the group must hold the same world (built the
@@ -254,7 +244,6 @@ impl World {
             wall_terms: Vec::new(),
             wall_sums: LoadSums::default(),
             owners: Vec::new(),
-            grain_region: None,
             traffic: Traffic {
                 ranks: size,
                 ..Traffic::default()
@@ -518,34 +507,36 @@ impl World {
         self.contacts.binary_search_by(|c| c.pair.cmp(&pair)).ok()
     }
 
-    /// Decomposed stage after the prediction: the box of this process's grains to all,
-    /// each owned grain whose box meets another process's box sent to it as a ghost, and
-    /// the ghosts here replaced by those received. Returns the time it took.
-    pub(crate) fn exchange_ghosts(&mut self) -> Duration {
+    /// Decomposed stage after the boxes of the grains stepped here (`own_region` is the box
+    /// around them): that box to all processes, each owned grain whose box meets another
+    /// process's box sent to it as a ghost, and the ghosts here replaced by those received,
+    /// with their boxes. Returns the box around every process's grains (what the walls'
+    /// boxes are cut to, as on a single process; `own_region` outside a decomposed run) and
+    /// the time it took.
+    pub(crate) fn exchange_ghosts(&mut self, own_region: Option<Aabb>) -> (Option<Aabb>, Duration) {
         let Some(mut d) = self.decomposition.take() else {
-            return Duration::ZERO;
+            return (own_region, Duration::ZERO);
         };
         let start = Instant::now();
-        let margin = self.box_margin();
-        let bounding = self.params.bounding;
-        let shapes = &self.shapes;
-        let grain_box = |pose: &Pose, shape: ShapeId| {
-            shapes.get(shape).ok().map(|s| {
-                match bounding {
-                    BoundingMethod::MinMax => s.body.aabb(pose),
-                    BoundingMethod::Ellipsoid => s.ellipsoid.aabb(pose),
-                }
-                .inflated(margin)
-            })
-        };
-        // The owned grains with their predicted state and box.
-        let mut owned: Vec<(GhostState, Aabb)> = Vec::new();
+        let reaches: Vec<Option<Aabb>> = d
+            .gather(encode(&own_region))
+            .iter()
+            .map(|b| decode(b))
+            .collect();
+        let region = reaches
+            .iter()
+            .flatten()
+            .fold(None, |r, &b| Some(enclose(r, b)));
+        let mut outgoing: Vec<Vec<GhostState>> = vec![Vec::new(); d.size as usize];
         for slot in 0..self.slots.len() {
             if d.held[slot] != Held::Owned {
                 continue;
             }
-            let (Some(entity), Some((k, inertia))) = (self.slots[slot], self.kinematics[slot])
-            else {
+            let (Some(entity), Some((k, inertia)), Some(b)) = (
+                self.slots[slot],
+                self.kinematics[slot],
+                self.boxes[self.grain_proxy[slot] as usize],
+            ) else {
                 continue;
             };
             let (Ok(shape), Ok(material)) = (
@@ -554,36 +545,18 @@ impl World {
             ) else {
                 continue;
             };
-            if let Some(b) = grain_box(&k.pose, shape) {
-                owned.push((
-                    GhostState {
-                        slot: slot as u32,
-                        shape,
-                        material,
-                        inertia,
-                        pose: k.pose,
-                        velocity: k.velocity,
-                        angular_velocity: k.angular_velocity,
-                    },
-                    b,
-                ));
-            }
-        }
-        let reach = owned.iter().map(|o| o.1).reduce(|a, b| Aabb {
-            min: a.min.min(b.min),
-            max: a.max.max(b.max),
-        });
-        let reaches: Vec<Option<Aabb>> =
-            d.gather(encode(&reach)).iter().map(|b| decode(b)).collect();
-        d.grain_region = reaches.iter().flatten().copied().reduce(|a, b| Aabb {
-            min: a.min.min(b.min),
-            max: a.max.max(b.max),
-        });
-        let mut outgoing: Vec<Vec<GhostState>> = vec![Vec::new(); d.size as usize];
-        for (ghost, b) in &owned {
+            let ghost = GhostState {
+                slot: slot as u32,
+                shape,
+                material,
+                inertia,
+                pose: k.pose,
+                velocity: k.velocity,
+                angular_velocity: k.angular_velocity,
+            };
             for (r, reach) in reaches.iter().enumerate() {
-                if r as u32 != d.rank && reach.is_some_and(|reach| reach.intersects(b)) {
-                    outgoing[r].push(*ghost);
+                if r as u32 != d.rank && reach.is_some_and(|reach| reach.intersects(&b)) {
+                    outgoing[r].push(ghost);
                 }
             }
         }
@@ -592,8 +565,7 @@ impl World {
         let mut kept = vec![false; self.slots.len()];
         for (from, bytes) in received.iter().enumerate() {
             for g in decode::<Vec<GhostState>>(bytes) {
-                let slot = g.slot as usize;
-                kept[slot] = true;
+                kept[g.slot as usize] = true;
                 self.place_ghost(&mut d, g, from as u32);
             }
         }
@@ -603,13 +575,14 @@ impl World {
                     let _ = self.ecs.despawn(entity);
                 }
                 self.kinematics[slot] = None;
+                self.boxes[self.grain_proxy[slot] as usize] = None;
                 d.held[slot] = Held::Absent;
             }
         }
         let elapsed = start.elapsed();
         d.traffic.exchange += elapsed;
         self.decomposition = Some(d);
-        elapsed
+        (region, elapsed)
     }
 
     /// A ghost at its state of this step, created when it is new here.
@@ -632,6 +605,12 @@ impl World {
             }
         }
         d.held[slot] = Held::Ghost(owner);
+        let margin = self.box_margin();
+        self.boxes[self.grain_proxy[slot] as usize] = self
+            .shapes
+            .get(g.shape)
+            .ok()
+            .map(|shape| grain_box(shape, &g.pose, self.params.bounding, margin));
         self.kinematics[slot] = Some((
             Kinematics {
                 pose: g.pose,
@@ -911,8 +890,8 @@ impl World {
     fn pair_state(&self, c: &Contact) -> PairState {
         let (first, second) = c.oriented();
         PairState {
-            first: key_of(self.proxies[first as usize]),
-            second: key_of(self.proxies[second as usize]),
+            first: identity_key(self.proxies[first as usize]),
+            second: identity_key(self.proxies[second as usize]),
             features: c.features,
             overlap_hint: c.overlap_hint,
             touching: c.touching,
