@@ -8,7 +8,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use talus_geom::glam::DVec3;
 use talus_sim::wall::{Motion, WallGeometry};
-use talus_sim::{BodyRef, GrainId, StepStats};
+use talus_sim::{BodyRef, GrainId, GrainState, StepStats};
 
 use crate::build::Experiment;
 use crate::number::short;
@@ -110,7 +110,7 @@ impl Limits {
 }
 
 /// What went wrong.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Failure {
     /// A grain's position or velocity is not finite.
     NotFinite {
@@ -149,10 +149,17 @@ impl BlowUpCheck {
     }
 
     /// Checks the world after step `step`: the overlap every step, every grain every few
-    /// steps.
+    /// steps. In a decomposed run each process looks at its own grains and contacts and the
+    /// processes agree on what they found (a collective operation: every process calls it
+    /// after every step), so that all stop at the same step with the same failure.
     #[must_use]
-    pub fn after_step(&self, exp: &Experiment, stats: &StepStats, step: u64) -> Option<Failure> {
-        let world = &exp.world;
+    pub fn after_step(
+        &self,
+        exp: &mut Experiment,
+        stats: &StepStats,
+        step: u64,
+    ) -> Option<Failure> {
+        let world = &mut exp.world;
         if !stats.max_overlap_ratio.is_finite()
             || stats.max_overlap_ratio > self.limits.overlap_ratio
         {
@@ -168,6 +175,14 @@ impl BlowUpCheck {
                     }
                 }
             }
+            let found = world.gather_owned(worst.into_iter().collect());
+            let worst = found.into_iter().reduce(|w, (id, f)| {
+                if f > w.1 || !f.is_finite() {
+                    (id, f)
+                } else {
+                    w
+                }
+            });
             return Some(Failure::Overlap {
                 ratio: stats.max_overlap_ratio,
                 grain: worst.map(|w| w.0),
@@ -176,24 +191,29 @@ impl BlowUpCheck {
         if step % SCAN_EVERY != 0 {
             return None;
         }
-        for g in world.grain_states() {
-            let id = g.id;
-            if !(g.pose.position.is_finite()
-                && g.velocity.is_finite()
-                && g.angular_velocity.is_finite())
-            {
-                return Some(Failure::NotFinite { grain: id });
-            }
-            let speed = g.velocity.length();
-            if speed > self.limits.speed {
-                return Some(Failure::TooFast {
-                    grain: id,
-                    speed,
-                    limit: self.limits.speed,
-                });
-            }
+        let local = world.grain_states().find_map(|g| self.scan(&g));
+        // The first failing grain in slot order, as one process scanning all would find.
+        world
+            .gather_owned(local.into_iter().collect())
+            .into_iter()
+            .min_by_key(Failure::grain)
+    }
+
+    /// What is wrong with a grain, if anything.
+    fn scan(&self, g: &GrainState) -> Option<Failure> {
+        let id = g.id;
+        if !(g.pose.position.is_finite()
+            && g.velocity.is_finite()
+            && g.angular_velocity.is_finite())
+        {
+            return Some(Failure::NotFinite { grain: id });
         }
-        None
+        let speed = g.velocity.length();
+        (speed > self.limits.speed).then_some(Failure::TooFast {
+            grain: id,
+            speed,
+            limit: self.limits.speed,
+        })
     }
 }
 
@@ -293,6 +313,15 @@ fn violent_drive(exp: &Experiment) -> Option<String> {
 }
 
 impl Failure {
+    /// The grain it names, if any.
+    #[must_use]
+    pub fn grain(&self) -> Option<GrainId> {
+        match self {
+            Failure::NotFinite { grain } | Failure::TooFast { grain, .. } => Some(*grain),
+            Failure::Overlap { grain, .. } => *grain,
+        }
+    }
+
     /// The message for the user.
     #[must_use]
     pub fn message(&self, exp: &Experiment, state: &RunState, out: &Path) -> String {

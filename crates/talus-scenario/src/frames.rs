@@ -6,6 +6,7 @@ use std::path::Path;
 use talus_geom::generate::rectangular_box;
 use talus_geom::glam::{DQuat, DVec3};
 use talus_geom::{ConvexPolyhedron, Pose};
+use talus_sim::GrainState;
 use talus_sim::wall::WallGeometry;
 
 use crate::build::Experiment;
@@ -23,12 +24,14 @@ pub fn frame_files(index: usize) -> Vec<String> {
 }
 
 /// Writes a frame into `files` (relative to `out`, as [`frame_files`] names them): the
-/// grains, then the walls. A half-space wall is drawn as a square plate around the grains.
+/// grains `states` (all of the run's: gathered from every process in a decomposed run),
+/// then the walls. A half-space wall is drawn as a square plate around the grains.
 ///
 /// # Errors
 /// [`ScenarioError::Io`] if a file cannot be written.
 pub fn write_frame(
     exp: &Experiment,
+    states: &[GrainState],
     out: &Path,
     files: &[String],
     grain_population: &[u32],
@@ -36,7 +39,6 @@ pub fn write_frame(
     let world = &exp.world;
     let time = world.time();
     let shapes = world.shapes();
-    let states: Vec<_> = world.grain_states().collect();
     let grains: Vec<GrainFrame> = states
         .iter()
         .filter_map(|g| {

@@ -132,6 +132,19 @@ pub struct Runner {
     checkpoint_every: Option<u64>,
     /// The force models the run was built with, for its companion runs (other seeds).
     registry: ForceModelRegistry,
+    /// Whether this process writes frames (the first of a distributed run does).
+    writes_frames: bool,
+    /// The whole run's grains, as last counted.
+    stock: Stock,
+}
+
+/// The whole run's grain count and kinetic energy, counted at each row of the time series
+/// (in a decomposed run from every process), for the summary: a summary written by one
+/// process alone (after an error on it) must not wait for the others.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Stock {
+    grains: usize,
+    kinetic_energy: f64,
 }
 
 /// Steps in an interval (at least one).
@@ -334,7 +347,7 @@ impl Runner {
     ) -> Runner {
         let t = &exp.scenario.time;
         let dt = t.dt;
-        Runner {
+        let mut runner = Runner {
             total_steps: steps_in(t.end, dt),
             output_every: steps_in(t.output_interval, dt),
             frame_every: exp.scenario.outputs.frame_interval.map(|f| steps_in(f, dt)),
@@ -345,7 +358,16 @@ impl Runner {
             dir,
             journal,
             registry: registry.clone(),
-        }
+            writes_frames: true,
+            stock: Stock {
+                grains: 0,
+                kinetic_energy: 0.0,
+            },
+        };
+        // Before a decomposition every process holds every grain: no collective here.
+        let sample = runner.sample();
+        runner.take_stock(&sample);
+        runner
     }
 
     /// Steps of the whole run.
@@ -414,6 +436,8 @@ impl Runner {
             self.tilt()?;
             let stats = *self.exp.world.step();
             self.account(&stats);
+            // Probes, checks and outputs see the whole run: in a decomposed run the
+            // processes put together what each found on its grains, at the same points.
             for probe in &mut self.state.probes {
                 let removed = probe.after_step(&mut self.exp);
                 if !removed.is_empty() {
@@ -433,9 +457,11 @@ impl Runner {
                 }
             }
             let step = self.exp.world.steps();
-            let failure = check.after_step(&self.exp, &stats, step);
+            let failure = check.after_step(&mut self.exp, &stats, step);
             if let Some(failure) = failure {
                 self.state.wall_seconds = wall_before + session.elapsed().as_secs_f64();
+                let sample = self.sample();
+                self.take_stock(&sample);
                 let message = failure.message(&self.exp, &self.state, &self.out);
                 return Err(match write_outputs(self, Status::BlewUp(message.clone())) {
                     Ok(()) => ScenarioError::BlowUp(message),
@@ -445,13 +471,13 @@ impl Runner {
                 });
             }
             if step % self.output_every == 0 || step == self.total_steps {
-                let energy = self.output_row()?;
+                self.output_row()?;
                 let file = self.dir.claim(TIMESERIES_FILE)?;
                 self.state
                     .series
                     .append_last_row(&file)
                     .map_err(|source| io_error(&file, source))?;
-                self.check_rest(energy);
+                self.check_rest();
             }
             if self.frame_every.is_some_and(|f| step % f == 0) {
                 self.frame()?;
@@ -469,7 +495,7 @@ impl Runner {
                     steps: step,
                     total_steps: self.total_steps,
                     steps_per_second: done as f64 / session.elapsed().as_secs_f64().max(1e-9),
-                    grains: self.exp.world.grain_count(),
+                    grains: stats.grains,
                     contacts: stats.contacts,
                     seed_index: 0,
                     seed_count: seed_count(&self.exp.scenario) as usize,
@@ -497,9 +523,10 @@ impl Runner {
     }
 
     /// Writes no frames from now on: a process of a distributed run other than the first
-    /// keeps the run's state to step its part of it, and leaves the frames to the first.
+    /// keeps the run's state to step its part of it, and leaves the frames to the first
+    /// (it still sends its grains to the first for each frame).
     pub fn without_frames(&mut self) {
-        self.frame_every = None;
+        self.writes_frames = false;
     }
 
     /// The output directory.
@@ -511,7 +538,7 @@ impl Runner {
     fn account(&mut self, stats: &StepStats) {
         let s = &mut self.state;
         s.max_overlap_ratio = s.max_overlap_ratio.max(stats.max_overlap_ratio);
-        s.grain_steps += self.exp.world.grain_count() as u64;
+        s.grain_steps += stats.grains as u64;
         for (acc, d) in s.stage_seconds.iter_mut().zip([
             stats.predict,
             stats.bounds,
@@ -526,14 +553,15 @@ impl Runner {
         s.last_coordination = stats.coordination;
     }
 
-    /// The grains now, for the probes.
-    #[must_use]
-    pub fn sample(&self) -> Sample {
+    /// The grains now, for the probes: all of the run's, gathered from every process in a
+    /// decomposed run (a collective operation there).
+    pub fn sample(&mut self) -> Sample {
+        let states = self.exp.world.gathered_grain_states();
         let world = &self.exp.world;
         let up = up_direction(self.exp.scenario.gravity_vector());
         let shapes = world.shapes();
-        let grains = world
-            .grain_states()
+        let grains = states
+            .into_iter()
             .filter_map(|state| {
                 let shape = shapes.get(state.shape).ok()?;
                 let local_up = state.pose.rotation.conjugate() * up;
@@ -563,28 +591,40 @@ impl Runner {
         }
     }
 
-    /// Total kinetic energy now.
+    /// Total kinetic energy of the run's grains at the last row of the time series (or
+    /// when the run stopped).
     #[must_use]
     pub fn kinetic_energy(&self) -> f64 {
-        let world = &self.exp.world;
-        world
-            .grain_states()
-            .map(|g| kinetic_energy(&g))
-            .fold(0.0, |sum, e| sum + e)
+        self.stock.kinetic_energy
     }
 
-    /// Appends the row of the current state to the time series; returns the kinetic energy.
-    fn output_row(&mut self) -> Result<f64, ScenarioError> {
+    /// Number of the run's grains at the last row of the time series (or when the run
+    /// stopped).
+    #[must_use]
+    pub fn grain_total(&self) -> usize {
+        self.stock.grains
+    }
+
+    /// Counts the grains of `sample` and their kinetic energy.
+    fn take_stock(&mut self, sample: &Sample) {
+        self.stock = Stock {
+            grains: sample.grains.len(),
+            kinetic_energy: sample
+                .grains
+                .iter()
+                .map(|g| kinetic_energy(&g.state))
+                .fold(0.0, |sum, e| sum + e),
+        };
+    }
+
+    /// Appends the row of the current state to the time series.
+    fn output_row(&mut self) -> Result<(), ScenarioError> {
         let sample = self.sample();
-        let energy = sample
-            .grains
-            .iter()
-            .map(|g| kinetic_energy(&g.state))
-            .fold(0.0, |sum, e| sum + e);
+        self.take_stock(&sample);
         let mut row = vec![
             sample.time,
             sample.grains.len() as f64,
-            energy,
+            self.stock.kinetic_energy,
             self.state.last_contacts as f64,
             self.state.last_coordination,
             self.exp.world.stats().max_overlap_ratio,
@@ -600,11 +640,11 @@ impl Runner {
                 context: "time series".into(),
                 message: e.to_string(),
             })?;
-        Ok(energy)
+        Ok(())
     }
 
-    /// Whether the grains, with total kinetic energy `energy`, have come to rest.
-    fn check_rest(&mut self, energy: f64) {
+    /// Whether the grains, as last counted, have come to rest.
+    fn check_rest(&mut self) {
         let Some(rest) = &self.exp.scenario.time.stop_at_rest else {
             return;
         };
@@ -614,23 +654,36 @@ impl Runner {
             .iter()
             .zip(&self.state.poured)
             .all(|(p, &n)| (p.pour.is_none() && p.drip.is_none()) || n >= p.count);
-        let grains = self.exp.world.grain_count();
+        let Stock {
+            grains,
+            kinetic_energy,
+        } = self.stock;
         if !pouring_done || grains == 0 || self.exp.world.time() < rest.after {
             return;
         }
-        if energy / (grains as f64) < rest.kinetic_energy_per_grain {
+        if kinetic_energy / (grains as f64) < rest.kinetic_energy_per_grain {
             self.state.at_rest = true;
         }
     }
 
     fn frame(&mut self) -> Result<(), ScenarioError> {
+        let states = self.exp.world.gathered_grain_states();
+        if !self.writes_frames {
+            return Ok(());
+        }
         let index = self.state.frames.len() / 2;
         let time = self.exp.world.time();
         let files = frame_files(index);
         for file in &files {
             self.dir.claim(file)?;
         }
-        write_frame(&self.exp, &self.out, &files, &self.state.grain_population)?;
+        write_frame(
+            &self.exp,
+            &states,
+            &self.out,
+            &files,
+            &self.state.grain_population,
+        )?;
         let before = self.state.frames.len();
         for (part, file) in files.into_iter().enumerate() {
             self.state.frames.push(PvdEntry {
@@ -654,9 +707,9 @@ impl Runner {
         let history = self.journal.append(&self.state.logs())?;
         let scenario = to_ron(&self.exp.scenario)?;
         let source = self.exp.path.display().to_string();
-        // In a distributed run each pair's state is current on its evaluating process only.
-        self.exp.world.synchronize_contacts();
-        let world = self.exp.world.snapshot();
+        // In a distributed run each pair's state is current on its evaluating process only,
+        // and in a decomposed one each grain's on its owner: all are put together.
+        let world = self.exp.world.gathered_snapshot();
         let file = self.dir.claim(CHECKPOINT_FILE)?;
         checkpoint::write(
             &file,
@@ -730,14 +783,15 @@ impl Runner {
             // blocking distance so that each site looks at its neighbourhood only.
             let reach = pop.radius + self.max_radius();
             let mut occupied = Neighbourhood::new(reach);
-            {
-                let world = &self.exp.world;
-                for g in world.grain_states() {
-                    let x = g.pose.position;
-                    if x.cmpge(lo - reach).all() && x.cmple(hi + reach).all() {
-                        occupied.insert(x);
-                    }
-                }
+            let near: Vec<DVec3> = self
+                .exp
+                .world
+                .grain_states()
+                .map(|g| g.pose.position)
+                .filter(|x| x.cmpge(lo - reach).all() && x.cmple(hi + reach).all())
+                .collect();
+            for x in self.exp.world.gather_owned(near) {
+                occupied.insert(x);
             }
             let mut tried = 0;
             while self.state.poured[p] < due && tried < sites {
@@ -791,10 +845,17 @@ impl Runner {
                 continue;
             }
             let (at, jitter, threshold) = (drip.at, drip.jitter, drip.threshold_speed);
-            let world = &self.exp.world;
+            // No grain within the sum of the bounding radii: the released grain touches
+            // nothing when it appears.
+            let reach = pop.radius + self.max_radius();
+            let world = &mut self.exp.world;
             let fastest = world
                 .grain_states()
                 .map(|g| g.velocity.length())
+                .fold(0.0, f64::max);
+            let fastest = world
+                .gather_owned(vec![fastest])
+                .into_iter()
                 .fold(0.0, f64::max);
             // A NaN speed (a run about to be stopped as blown up) releases nothing.
             if fastest.is_nan() || fastest >= threshold {
@@ -805,14 +866,12 @@ impl Runner {
             let orientation = random_rotation(&mut rng);
             let up = up_direction(self.exp.scenario.gravity_vector());
             let position = at + horizontal_offset(up, jitter, &mut rng);
-            // No grain within the sum of the bounding radii: the released grain touches
-            // nothing when it appears.
-            let reach = pop.radius + self.max_radius();
             let periodic = world.params().periodic;
             let blocked = world.grain_states().any(|g| {
                 let x = g.pose.position + periodic.nearest_image(position, g.pose.position);
                 x.distance_squared(position) < reach * reach
             });
+            let blocked = world.gather_owned(vec![blocked]).contains(&true);
             let desc = grain_desc(&self.exp.populations[p], j, position, orientation);
             if blocked || self.meets_wall(&desc, time) {
                 self.state.drip_blocked[p] += 1;

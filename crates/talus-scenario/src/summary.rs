@@ -249,7 +249,7 @@ pub fn summary(runner: &Runner, status: &Status) -> Value {
         "warnings",
         Value::Array(warnings.into_iter().map(Value::from).collect()),
     );
-    put("grains", Value::from(world.grain_count()));
+    put("grains", Value::from(runner.grain_total()));
     put("steps", Value::from(world.steps()));
     put("sim_time", json_number(Some(world.time())));
     put("dt", json_number(Some(exp.scenario.time.dt)));

@@ -32,7 +32,7 @@ pub mod wall;
 mod world;
 
 pub use error::SimError;
-pub use snapshot::WorldSnapshot;
+pub use snapshot::{PairRecord, WorldSnapshot};
 pub use world::DEFAULT_RENUMBER_EVERY;
 pub use world::{
     BodyRef, BoundingMethod, ContactReport, FieldInput, GrainDesc, GrainId, GrainState, SimParams,

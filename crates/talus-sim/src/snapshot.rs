@@ -135,6 +135,60 @@ pub struct ContactSnapshot {
     pub history: Vec<f64>,
 }
 
+/// A pair's state in a [`WorldSnapshot`] named by its bodies rather than by broad-phase
+/// proxies, whose numbering is the world's own (renumbered in space, and by each process
+/// its own way in a decomposed run) and changes no result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairRecord<'a> {
+    /// The body the pair is met from.
+    pub first: BodyRef,
+    /// The other body.
+    pub second: BodyRef,
+    /// Closest features (of `first`, then of `second`) and last contact normal.
+    pub features: FeatureCache,
+    /// What the pair's last overlap learned.
+    pub overlap_hint: OverlapHint,
+    /// Whether the bodies touched in the last step.
+    pub touching: bool,
+    /// The force model's per-contact history.
+    pub history: &'a [f64],
+}
+
+impl WorldSnapshot {
+    /// The contact list by bodies, in the order of their identities (grains by id, then
+    /// walls by id): equal for two snapshots of the same state however each world numbered
+    /// its proxies.
+    #[must_use]
+    pub fn pairs_by_body(&self) -> Vec<PairRecord<'_>> {
+        let key = |b: BodyRef| match b {
+            BodyRef::Grain(id) => (0, id.0),
+            BodyRef::Wall(w) => (1, w.0),
+        };
+        let mut pairs: Vec<PairRecord<'_>> = self
+            .contacts
+            .iter()
+            .filter_map(|c| {
+                let a = *self.proxies.get(c.pair.a as usize)?;
+                let b = *self.proxies.get(c.pair.b as usize)?;
+                let (first, second) = if c.flipped { (b, a) } else { (a, b) };
+                Some(PairRecord {
+                    first,
+                    second,
+                    features: c.features,
+                    overlap_hint: c.overlap_hint,
+                    touching: c.touching,
+                    history: &c.history,
+                })
+            })
+            .collect();
+        pairs.sort_by_key(|p| {
+            let (x, y) = (key(p.first), key(p.second));
+            (x.min(y), x.max(y))
+        });
+        pairs
+    }
+}
+
 /// Whether two sets of periodic axes are the same to the bit.
 fn same_periods(a: &Periodic, b: &Periodic) -> bool {
     a.axes.iter().zip(&b.axes).all(|(x, y)| match (x, y) {

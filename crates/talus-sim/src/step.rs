@@ -238,8 +238,7 @@ impl World {
         let bounded = Instant::now();
         let (broad, exchange) = self.broad_beside_narrow(dt);
         let narrowed = Instant::now();
-        let (contacts, max_overlap_ratio, coordination, pair_counts) =
-            self.accumulate(field, t_end);
+        let counts = self.accumulate(field, t_end);
         let accumulated = Instant::now();
         self.correct::<I>(dt);
         let corrected = Instant::now();
@@ -253,7 +252,7 @@ impl World {
         self.pending.iter_mut().for_each(|l| *l = Load::default());
         self.steps_since_base += 1;
         self.steps += 1;
-        let (pairs, pairs_started, pairs_ended) = pair_counts.unwrap_or((
+        let (pairs, pairs_started, pairs_ended) = counts.pairs.unwrap_or((
             self.broad.pair_count(),
             self.events.started.len(),
             self.events.ended.len(),
@@ -270,9 +269,10 @@ impl World {
             pairs,
             pairs_started,
             pairs_ended,
-            contacts,
-            coordination,
-            max_overlap_ratio,
+            contacts: counts.contacts,
+            coordination: counts.coordination,
+            max_overlap_ratio: counts.max_overlap_ratio,
+            grains: counts.grains,
         };
         &self.stats
     }
@@ -510,15 +510,9 @@ impl World {
 
     /// Stage 5: the contact forces summed into `loads` (grains) and `wall_loads`, each
     /// body's in the order of its partners' identities ([`crate::load_sums`]), then
-    /// gravity, the pending loads and the field. Returns the number of contacts, the
-    /// largest relative overlap depth and the coordination, and in a decomposed run the
-    /// counts of pairs, started and ended pairs over all processes.
-    #[allow(clippy::type_complexity)]
-    fn accumulate(
-        &mut self,
-        field: &mut dyn FnMut(&FieldInput) -> Load,
-        t_end: f64,
-    ) -> (usize, f64, f64, Option<(usize, usize, usize)>) {
+    /// gravity, the pending loads and the field. Returns the step's counts (in a
+    /// decomposed run, over all processes).
+    fn accumulate(&mut self, field: &mut dyn FnMut(&FieldInput) -> Load, t_end: f64) -> StepCounts {
         self.loads.iter_mut().for_each(|l| *l = Load::default());
         self.wall_loads
             .iter_mut()
@@ -603,19 +597,19 @@ impl World {
             self.loads[slot] += load;
         }
         if let Some(totals) = self.reduce_step((count, max_ratio, grain_contacts, grains)) {
-            return (
-                totals.contacts,
-                totals.max_overlap_ratio,
-                totals.coordination,
-                Some((totals.pairs, totals.pairs_started, totals.pairs_ended)),
-            );
+            return totals;
         }
-        let coordination = if grains > 0 {
-            grain_contacts as f64 / grains as f64
-        } else {
-            0.0
-        };
-        (count, max_ratio, coordination, None)
+        StepCounts {
+            contacts: count,
+            max_overlap_ratio: max_ratio,
+            coordination: if grains > 0 {
+                grain_contacts as f64 / grains as f64
+            } else {
+                0.0
+            },
+            grains,
+            pairs: None,
+        }
     }
 
     /// Stage 6: every grain's step completed with its load.
@@ -686,6 +680,20 @@ impl World {
                 .insert_one(entity, I::initial(&kinematics, &inertia, &load, dt));
         }
     }
+}
+
+/// The counts of a step (in a decomposed run, summed over the processes).
+pub(crate) struct StepCounts {
+    /// Pairs of bodies in contact.
+    pub contacts: usize,
+    /// Largest relative overlap depth.
+    pub max_overlap_ratio: f64,
+    /// Mean contacts per grain.
+    pub coordination: f64,
+    /// Grains stepped.
+    pub grains: usize,
+    /// In a decomposed run: listed, started and ended pairs.
+    pub pairs: Option<(usize, usize, usize)>,
 }
 
 /// A grain's bounding box at `pose` by `bounding`, grown by `margin`.

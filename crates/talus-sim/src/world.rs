@@ -171,7 +171,7 @@ type GrainComponents<'a> = (
 );
 
 /// The state of one grain, as read back.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GrainState {
     /// The grain.
     pub id: GrainId,
@@ -230,6 +230,9 @@ pub struct StepStats {
     pub coordination: f64,
     /// Largest overlap depth (volume over area) relative to the smaller grain's diameter.
     pub max_overlap_ratio: f64,
+    /// Grains stepped (in a decomposed run, by all processes).
+    #[serde(default)]
+    pub grains: usize,
 }
 
 /// What a force field is told about a grain at the point of a step where forces are

@@ -137,7 +137,10 @@ impl Discharge {
         ]
     }
 
-    /// Removes the grains below the outlet and samples the wall force.
+    /// Removes the grains below the outlet and samples the wall force. In a decomposed
+    /// run each process finds its own grains below the outlet and all remove what all
+    /// found (a ghost copy elsewhere goes with its grain), in the order of the grains' ids,
+    /// so that every process counts the same mass the same way.
     pub fn after_step(&mut self, exp: &mut Experiment) -> Vec<GrainId> {
         let world = &mut exp.world;
         let time = world.time();
@@ -147,13 +150,16 @@ impl Discharge {
             .filter(|g| g.pose.position.z < self.outlet_z)
             .map(|g| (g.id, g.inertia.mass))
             .collect();
+        let mut below = world.gather_owned(below);
+        below.sort_unstable_by_key(|&(id, _)| id);
         let mut removed = Vec::with_capacity(below.len());
         for (id, mass) in below {
-            if world.remove_grain(id).is_ok() {
-                self.discharged_mass += mass;
-                self.discharged_grains += 1;
-                removed.push(id);
-            }
+            // Not held here (another process's grain, far from this one's): nothing to
+            // remove, but the grain is gone from the run.
+            let _ = world.remove_grain(id);
+            self.discharged_mass += mass;
+            self.discharged_grains += 1;
+            removed.push(id);
         }
         if !removed.is_empty() {
             self.events.push((time, self.discharged_mass));
@@ -168,7 +174,7 @@ impl Discharge {
                 .sum();
             self.force_samples.push(force);
         }
-        self.remaining_grains = world.grain_count();
+        self.remaining_grains = world.stats().grains.saturating_sub(removed.len());
         removed
     }
 

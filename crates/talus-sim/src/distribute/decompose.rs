@@ -41,13 +41,15 @@
 use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use talus_geom::glam::DVec3;
 use talus_geom::{Aabb, FeatureCache, OverlapHint, Pose};
 
 use super::bisection::{Bisection, WeightedPoint};
 use super::{
-    Exchange, GRAIN_WORK, NOT_A_GRAIN, TOUCHING_WORK, Traffic, UNASSIGNED, all_gather, check_group,
+    Exchange, GRAIN_WORK, NOT_A_GRAIN, ProcessLoad, TOUCHING_WORK, Traffic, UNASSIGNED, all_gather,
+    check_group,
 };
 use crate::broad::ProxyPair;
 use crate::contact::{Contact, ContactForce, History};
@@ -57,8 +59,8 @@ use crate::load_sums::{LoadSums, grain_key, identity_key};
 use crate::material::MaterialId;
 use crate::shape::ShapeId;
 use crate::snapshot::{ContactSnapshot, GrainSnapshot, IntegratorState, WorldSnapshot};
-use crate::step::{enclose, grain_box};
-use crate::world::{Body, Fresh, Slot, World};
+use crate::step::{StepCounts, enclose, grain_box};
+use crate::world::{Body, Fresh, GrainState, Slot, World};
 
 /// Component: a copy of a grain another process owns (it is not stepped here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +93,7 @@ pub(crate) struct Decomposition {
     wall_sums: LoadSums,
     /// Per proxy this step: its key and the process that owns it.
     pub(crate) owners: Vec<(u32, u32)>,
-    traffic: Traffic,
+    pub(crate) traffic: Traffic,
 }
 
 /// A grain sent to its new owner.
@@ -151,16 +153,8 @@ struct Totals {
     pairs_started: u64,
     pairs_ended: u64,
     wall_terms: Vec<(u32, u64, Load)>,
-}
-
-/// The step's counts once summed over the processes.
-pub(crate) struct StepTotals {
-    pub contacts: usize,
-    pub max_overlap_ratio: f64,
-    pub coordination: f64,
-    pub pairs: usize,
-    pub pairs_started: usize,
-    pub pairs_ended: usize,
+    /// The process's own work so far.
+    load: ProcessLoad,
 }
 
 fn encode<T: Serialize>(value: &T) -> Vec<u8> {
@@ -729,7 +723,7 @@ impl World {
     /// Decomposed part of the sums: the loads on walls from every process, summed in the
     /// order of the grains' ids, and the step's counts summed over the processes (`local`:
     /// this process's contacts evaluated, largest overlap, grain contacts and grains).
-    pub(crate) fn reduce_step(&mut self, local: (usize, f64, usize, usize)) -> Option<StepTotals> {
+    pub(crate) fn reduce_step(&mut self, local: (usize, f64, usize, usize)) -> Option<StepCounts> {
         let mut d = self.decomposition.take()?;
         let start = Instant::now();
         // A pair counts on the owner of its key grain; a pair of walls on the first process.
@@ -754,6 +748,11 @@ impl World {
             pairs_started: started,
             pairs_ended: ended,
             wall_terms: std::mem::take(&mut d.wall_terms),
+            load: ProcessLoad {
+                narrow_seconds: d.traffic.narrow.as_secs_f64(),
+                exchange_seconds: d.traffic.exchange.as_secs_f64(),
+                pairs_evaluated: d.traffic.pairs_evaluated,
+            },
         };
         let all: Vec<Totals> = d
             .gather(encode(&totals))
@@ -762,6 +761,7 @@ impl World {
             .collect();
         let mut sum = Totals::default();
         d.wall_sums.clear();
+        d.traffic.processes = all.iter().map(|t| t.load).collect();
         for t in &all {
             sum.contacts += t.contacts;
             sum.max_overlap_ratio = sum.max_overlap_ratio.max(t.max_overlap_ratio);
@@ -782,7 +782,7 @@ impl World {
         d.wall_terms.clear();
         d.traffic.exchange += start.elapsed();
         self.decomposition = Some(d);
-        Some(StepTotals {
+        Some(StepCounts {
             contacts: sum.contacts as usize,
             max_overlap_ratio: sum.max_overlap_ratio,
             coordination: if sum.grains > 0 {
@@ -790,10 +790,56 @@ impl World {
             } else {
                 0.0
             },
-            pairs: sum.pairs as usize,
-            pairs_started: sum.pairs_started as usize,
-            pairs_ended: sum.pairs_ended as usize,
+            grains: sum.grains as usize,
+            pairs: Some((
+                sum.pairs as usize,
+                sum.pairs_started as usize,
+                sum.pairs_ended as usize,
+            )),
         })
+    }
+}
+
+impl World {
+    /// Whether this world is one process of a decomposed run ([`World::decompose`]).
+    #[must_use]
+    pub fn is_decomposed(&self) -> bool {
+        self.decomposition.is_some()
+    }
+
+    /// What every process found on its own grains, put together: `local` holds what this
+    /// process found on the grains [`World::grains`] lists, and the result what all found,
+    /// those of the first process first. Outside a decomposed run, and in one not stepped
+    /// yet (where every process still holds every grain), that is `local` itself. A
+    /// collective operation in a decomposed run: every process calls it at the same point.
+    pub fn gather_owned<T: Serialize + DeserializeOwned>(&mut self, local: Vec<T>) -> Vec<T> {
+        let Some(d) = self.decomposition.as_mut() else {
+            return local;
+        };
+        if d.regions.is_none() {
+            return local;
+        }
+        let start = Instant::now();
+        let parts = d.gather(encode(&local));
+        let all = parts.iter().flat_map(|b| decode::<Vec<T>>(b)).collect();
+        d.traffic.exchange += start.elapsed();
+        all
+    }
+
+    /// The states of all the run's grains, in slot order: [`World::grain_states`] on a
+    /// single process, gathered from every process in a decomposed run (a collective
+    /// operation there).
+    pub fn gathered_grain_states(&mut self) -> Vec<GrainState> {
+        let local: Vec<GrainState> = self.grain_states().collect();
+        let mut all = self.gather_owned(local);
+        all.sort_unstable_by_key(|g| g.id);
+        all
+    }
+
+    /// Number of grains of the whole run (a collective operation in a decomposed run).
+    pub fn gathered_grain_count(&mut self) -> usize {
+        let local = self.grain_count();
+        self.gather_owned(vec![local]).iter().sum()
     }
 }
 

@@ -432,6 +432,9 @@ impl World {
         if let Some(d) = self.distribution.as_mut() {
             d.traffic.narrow += narrow;
         }
+        if let Some(d) = self.decomposition.as_mut() {
+            d.traffic.narrow += narrow;
+        }
     }
 
     /// Forgets the regions, so that they are cut anew at the next step (after a restore).
