@@ -315,18 +315,14 @@ fn one_seed_if_distributed(scenario: &Scenario, process: &Process) -> Result<(),
 }
 
 /// Joins the runner's world to the other processes of a distributed run: each process
-/// holds and steps the grains of its region ([`talus_sim::World::decompose`]); a scene with
-/// periodic axes, which the decomposition does not cut yet, is held whole by every process,
-/// which evaluate a share of the pairs each ([`talus_sim::World::distribute`]).
+/// holds and steps the grains of its region ([`talus_sim::World::decompose`]).
 fn distribute(runner: &mut Runner, process: &Process, rebalance_every: u64) -> Result<(), String> {
     if let Some(exchange) = process.exchange() {
-        let world = &mut runner.exp.world;
-        if world.params().periodic.is_none() {
-            world.decompose(exchange, rebalance_every)
-        } else {
-            world.distribute(exchange, rebalance_every)
-        }
-        .map_err(|e| e.to_string())?;
+        runner
+            .exp
+            .world
+            .decompose(exchange, rebalance_every)
+            .map_err(|e| e.to_string())?;
         if !process.is_first() {
             runner.without_frames();
         }

@@ -378,3 +378,55 @@ fn refusals_reach_every_process_and_none_hangs() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_blow_up_stops_every_process_at_the_step_of_one() {
+    let dir = scratch("blow_up");
+    let file = dir.join("mpi_hopper.ron");
+    std::fs::write(&file, HOPPER).unwrap();
+    // Soft contacts under strong gravity: the bed falls through itself.
+    let sets = [
+        "force_model.coefficients.stiffness=2e3",
+        "gravity=(0.0, 0.0, -300.0)",
+    ];
+    let run = |ranks: usize, out: &Path| {
+        // No processes: a plain single process.
+        let mut c = if ranks == 0 {
+            Command::new(TALUS)
+        } else {
+            mpirun(ranks)
+        };
+        c.args([
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(["--quiet", "--threads", "1"]);
+        for s in sets {
+            c.args(["--set", s]);
+        }
+        let out = c.output().expect("talus starts");
+        assert!(!out.status.success(), "a blown-up run failed");
+    };
+    let single = dir.join("single");
+    run(0, &single);
+    let expected = summary_without_timings(&single);
+    assert_eq!(expected["status"], "blew_up");
+    assert!(
+        expected["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("acts on grain") && e.contains(" at (")),
+        "the message names the grain and where it is: {expected}"
+    );
+    for ranks in [2, 3] {
+        let out = dir.join(format!("on{ranks}"));
+        run(ranks, &out);
+        assert_eq!(
+            summary_without_timings(&out),
+            expected,
+            "the blow-up on {ranks} processes"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -322,9 +322,16 @@ impl Failure {
         }
     }
 
-    /// The message for the user.
+    /// The message for the user; `at` is where the grain it names is (gathered from its
+    /// process in a decomposed run).
     #[must_use]
-    pub fn message(&self, exp: &Experiment, state: &RunState, out: &Path) -> String {
+    pub fn message(
+        &self,
+        exp: &Experiment,
+        state: &RunState,
+        out: &Path,
+        at: Option<DVec3>,
+    ) -> String {
         let world = &exp.world;
         let name = |id: GrainId| {
             let p = state
@@ -333,12 +340,8 @@ impl Failure {
                 .copied()
                 .unwrap_or(0) as usize;
             let pop = exp.populations.get(p).map_or("?", |p| p.name.as_str());
-            let at = world
-                .grain(id)
-                .map(|g| {
-                    let x = g.pose.position;
-                    format!(" at ({:.4}, {:.4}, {:.4})", x.x, x.y, x.z)
-                })
+            let at = at
+                .map(|x| format!(" at ({:.4}, {:.4}, {:.4})", x.x, x.y, x.z))
                 .unwrap_or_default();
             format!("grain {} of population '{pop}'{at}", id.0)
         };

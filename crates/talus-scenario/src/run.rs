@@ -462,7 +462,11 @@ impl Runner {
                 self.state.wall_seconds = wall_before + session.elapsed().as_secs_f64();
                 let sample = self.sample();
                 self.take_stock(&sample);
-                let message = failure.message(&self.exp, &self.state, &self.out);
+                let at = failure.grain().and_then(|id| {
+                    let g = sample.grains.iter().find(|g| g.state.id == id)?;
+                    Some(g.state.pose.position)
+                });
+                let message = failure.message(&self.exp, &self.state, &self.out, at);
                 return Err(match write_outputs(self, Status::BlewUp(message.clone())) {
                     Ok(()) => ScenarioError::BlowUp(message),
                     Err(e) => ScenarioError::BlowUp(format!(

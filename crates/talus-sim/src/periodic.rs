@@ -182,6 +182,26 @@ impl Periodic {
         1 << self.periods().count()
     }
 
+    /// Every shift by a whole period or none along each periodic axis (`3^k` of them for
+    /// `k` periodic axes, the zero shift first): two boxes narrower than half a period meet
+    /// across the periodic faces when one of them, shifted by one of these, meets the other.
+    pub(crate) fn neighbour_shifts(&self) -> Vec<DVec3> {
+        let mut shifts = vec![DVec3::ZERO];
+        for (i, p) in self.periods() {
+            let length = p.length();
+            let mut next = Vec::with_capacity(3 * shifts.len());
+            for s in &shifts {
+                for k in [0.0, -1.0, 1.0] {
+                    let mut t = *s;
+                    t[i] += k * length;
+                    next.push(t);
+                }
+            }
+            shifts = next;
+        }
+        shifts
+    }
+
     /// Image `code` of `aabb` (bit `k` set: shifted along the `k`-th periodic axis, by a
     /// period inwards from the face it crosses), or `None` if it does not cross the faces of
     /// every axis of the code. Code 0 is the box itself.

@@ -139,18 +139,17 @@ impl BodyViews<'_> {
         }
     }
 
-    /// The two bodies of `pair` in the order it is met in, the second of the pair (`b`)
-    /// at its image nearest the first (`a`), so that the overlap's points are where `a` is.
+    /// The two bodies of `pair` in the order it is met in, the second at its image nearest
+    /// the first, so that the overlap's points are where the first is. Which body is moved
+    /// follows the order the pair is met in (by the bodies' ids), not the proxies' numbers,
+    /// which renumbering and the processes of a decomposed run change: a shift by a period
+    /// rounds differently on either body.
     fn pair_views(&self, pair: ProxyPair, flipped: bool) -> (BodyView<'_>, BodyView<'_>) {
-        let (a, b) = (pair.a as usize, pair.b as usize);
-        let mut image = self.view(b);
+        let (first, second) = met_order(pair, flipped);
+        let mut image = self.view(second);
         image.pose.position +=
-            BodyState::image_shift(&self.periodic, &self.bodies[a], &self.bodies[b]);
-        if flipped {
-            (image, self.view(a))
-        } else {
-            (self.view(a), image)
-        }
+            BodyState::image_shift(&self.periodic, &self.bodies[first], &self.bodies[second]);
+        (self.view(first), image)
     }
 }
 
@@ -537,14 +536,18 @@ impl World {
                 count += 1;
                 max_ratio = max_ratio.max(f.depth_ratio);
             }
-            // The force acts where `a` is; `b` is met at its image nearest `a`.
+            // The force acts where the body met first is; the other is met at its image
+            // nearest it.
             let (a, b) = (f.pair.a as usize, f.pair.b as usize);
-            let shift = BodyState::image_shift(&periodic, &self.bodies[a], &self.bodies[b]);
+            let (first, second) = met_order(f.pair, c.flipped);
+            let shift =
+                BodyState::image_shift(&periodic, &self.bodies[first], &self.bodies[second]);
+            let shift_of = |proxy: usize| if proxy == second { shift } else { DVec3::ZERO };
             let (body_a, key_a) = body_of(self.proxies[a]);
             let (body_b, key_b) = body_of(self.proxies[b]);
             for (proxy, body, partner, force, couple, shift) in [
-                (a, body_a, key_b, -f.force_on_b, -f.torque_on_b, DVec3::ZERO),
-                (b, body_b, key_a, f.force_on_b, f.torque_on_b, shift),
+                (a, body_a, key_b, -f.force_on_b, -f.torque_on_b, shift_of(a)),
+                (b, body_b, key_a, f.force_on_b, f.torque_on_b, shift_of(b)),
             ] {
                 let position = self.bodies[proxy].pose.position + shift;
                 let load = Load {
@@ -631,7 +634,12 @@ impl World {
         if periodic.is_none() {
             return;
         }
-        for (slot, pose) in self.ecs.query_mut::<(&Slot, &mut Pose)>() {
+        // Ghosts are moved by their owners and sent anew each step.
+        for (slot, pose) in self
+            .ecs
+            .query_mut::<(&Slot, &mut Pose)>()
+            .without::<&Ghost>()
+        {
             let (position, moved) = periodic.wrap(pose.position);
             if moved != [0; 3] {
                 pose.position = position;
@@ -680,6 +688,12 @@ impl World {
                 .insert_one(entity, I::initial(&kinematics, &inertia, &load, dt));
         }
     }
+}
+
+/// The proxies of `pair` in the order it is met in (`flipped`: its `b` first).
+fn met_order(pair: ProxyPair, flipped: bool) -> (usize, usize) {
+    let (a, b) = (pair.a as usize, pair.b as usize);
+    if flipped { (b, a) } else { (a, b) }
 }
 
 /// The counts of a step (in a decomposed run, summed over the processes).

@@ -15,7 +15,7 @@ use talus_sim::{World, WorldSnapshot};
 
 mod common;
 
-use common::gas::{bits, on_processes, scene, world};
+use common::gas::{bits, on_processes, scene, world, world_in};
 
 /// A grain's state, bit for bit.
 fn grain_bits(w: &World) -> BTreeMap<u32, Vec<u64>> {
@@ -173,6 +173,30 @@ fn grains_cross_the_regions_in_every_direction_and_each_process_holds_a_part() {
         // Its own grains and the ghosts that can touch them, not the whole box.
         let most = t.held.iter().max().unwrap();
         assert!(*most < 120, "process {rank} held {most} grains of 120");
+    }
+}
+
+#[test]
+fn grains_crossing_periodic_faces_give_the_bits_of_one() {
+    // Periodic along x and y: pairs met across the faces, grains wrapping through them and
+    // changing hands there.
+    let make = || world_in(IntegratorKind::Gear, 90, true);
+    let steps = 800;
+    let single = trace(&mut make(), steps);
+    let wrapped = {
+        let mut w = make();
+        for _ in 0..steps {
+            w.step();
+        }
+        w.grain_states().filter(|g| g.image != [0; 3]).count()
+    };
+    assert!(
+        wrapped > 10,
+        "grains crossed the periodic faces ({wrapped})"
+    );
+    for ranks in [2, 3] {
+        let traces = decomposed(make, ranks, 7, steps);
+        assert_same(&single, &traces, "periodic");
     }
 }
 

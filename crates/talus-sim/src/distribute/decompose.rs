@@ -202,13 +202,6 @@ impl World {
         rebalance_every: u64,
     ) -> Result<(), SimError> {
         let (rank, size) = check_group(&*exchange, rebalance_every)?;
-        if !self.params.periodic.is_none() {
-            return Err(SimError::InvalidParameter {
-                name: "periodic",
-                value: "periodic axes".into(),
-                allowed: "no periodic axis in a decomposed run",
-            });
-        }
         if self.distribution.is_some() || self.decomposition.is_some() {
             return Err(SimError::InvalidParameter {
                 name: "process group",
@@ -521,6 +514,8 @@ impl World {
             .iter()
             .flatten()
             .fold(None, |r, &b| Some(enclose(r, b)));
+        // Across periodic faces a grain meets the other side's grains through its images.
+        let shifts = self.params.periodic.neighbour_shifts();
         let mut outgoing: Vec<Vec<GhostState>> = vec![Vec::new(); d.size as usize];
         for slot in 0..self.slots.len() {
             if d.held[slot] != Held::Owned {
@@ -549,7 +544,15 @@ impl World {
                 angular_velocity: k.angular_velocity,
             };
             for (r, reach) in reaches.iter().enumerate() {
-                if r as u32 != d.rank && reach.is_some_and(|reach| reach.intersects(&b)) {
+                let meets = |reach: &Aabb| {
+                    shifts.iter().any(|&s| {
+                        reach.intersects(&Aabb {
+                            min: b.min + s,
+                            max: b.max + s,
+                        })
+                    })
+                };
+                if r as u32 != d.rank && reach.as_ref().is_some_and(meets) {
                     outgoing[r].push(ghost);
                 }
             }

@@ -10,6 +10,7 @@ use talus_sim::distribute::ThreadExchange;
 use talus_sim::force::{Coefficients, ForceModelRegistry};
 use talus_sim::integrate::IntegratorKind;
 use talus_sim::material::{Material, MaterialId};
+use talus_sim::periodic::{Period, Periodic};
 use talus_sim::shape::ShapeId;
 use talus_sim::wall::WallGeometry;
 use talus_sim::wall::{Motion, Wall};
@@ -24,6 +25,16 @@ const BOX: f64 = 0.05;
 /// What precedes the grains: a closed box and a slab shaking inside it, for a granular gas
 /// that settles under weak gravity.
 pub fn scene(integrator: IntegratorKind) -> World {
+    scene_in(integrator, false)
+}
+
+/// The scene, or with `periodic` the box periodic along x and y (its side walls and the
+/// slab left out): a gas whose grains cross the periodic faces.
+pub fn scene_in(integrator: IntegratorKind, periodic: bool) -> World {
+    let period = Some(Period {
+        lower: 0.0,
+        upper: BOX,
+    });
     let mut w = World::new(SimParams {
         dt: 1e-5,
         integrator,
@@ -31,6 +42,13 @@ pub fn scene(integrator: IntegratorKind) -> World {
         margin: 5e-4,
         gravity: DVec3::new(0.0, 0.0, -0.5),
         renumber_every: 50,
+        periodic: if periodic {
+            Periodic {
+                axes: [period, period, None],
+            }
+        } else {
+            Periodic::NONE
+        },
         ..SimParams::default()
     })
     .unwrap();
@@ -58,9 +76,14 @@ pub fn scene(integrator: IntegratorKind) -> World {
         .map(|s| w.critical_time_step_of(ShapeId(s), m).unwrap())
         .fold(f64::INFINITY, f64::min);
     w.set_dt(0.8 * critical.min(w.params().dt)).unwrap();
+    w.add_wall(half_space("floor", DVec3::ZERO, DVec3::Z))
+        .unwrap();
+    w.add_wall(half_space("ceiling", DVec3::splat(BOX), -DVec3::Z))
+        .unwrap();
+    if periodic {
+        return w;
+    }
     for (name, normal, at) in [
-        ("floor", DVec3::Z, DVec3::ZERO),
-        ("ceiling", -DVec3::Z, DVec3::splat(BOX)),
         ("left", DVec3::X, DVec3::ZERO),
         ("right", -DVec3::X, DVec3::splat(BOX)),
         ("front", DVec3::Y, DVec3::ZERO),
@@ -90,7 +113,12 @@ pub fn scene(integrator: IntegratorKind) -> World {
 
 /// The static part and `grains` grains on a lattice flying in random directions.
 pub fn world(integrator: IntegratorKind, grains: usize) -> World {
-    let mut w = scene(integrator);
+    world_in(integrator, grains, false)
+}
+
+/// [`world`] in [`scene_in`].
+pub fn world_in(integrator: IntegratorKind, grains: usize, periodic: bool) -> World {
+    let mut w = scene_in(integrator, periodic);
     let mut rng = ChaCha8Rng::seed_from_u64(12);
     let per_side = (grains as f64).cbrt().ceil() as usize;
     let pitch = BOX / per_side as f64;
