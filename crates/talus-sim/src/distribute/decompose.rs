@@ -35,8 +35,14 @@
 //! on the processes that hold it (owner and ghosts); elsewhere [`World::remove_grain`] does
 //! not know it.
 //!
-//! What is not supported yet: periodic axes; the pair and event counts of
-//! [`crate::StepStats`] are those of the pairs each process keys, summed.
+//! With periodic axes a grain is sent as a ghost where its box meets a process's box of
+//! grains shifted by a period or none along each periodic axis, so that the pairs across
+//! the faces are found as on a single process.
+//!
+//! The scenario runner reads the whole run through [`World::gather_owned`],
+//! [`World::gathered_grain_states`] and [`World::gathered_snapshot`], collective operations
+//! every process calls at the same point. The pair and event counts of [`crate::StepStats`]
+//! are those of the pairs each process keys, summed.
 
 use std::time::{Duration, Instant};
 
@@ -195,7 +201,7 @@ impl World {
     ///
     /// # Errors
     /// [`SimError::InvalidParameter`] for `rebalance_every` zero, a group of more than
-    /// 65,536 processes, periodic axes, or a world already distributed.
+    /// 65,536 processes, or a world already distributed.
     pub fn decompose(
         &mut self,
         exchange: Box<dyn Exchange>,
