@@ -135,6 +135,18 @@ impl Process {
         }
     }
 
+    /// The first process's `value`, on every process (a collective step).
+    #[must_use]
+    pub fn first_says(&self, value: u8) -> u8 {
+        match self.exchange() {
+            None => value,
+            Some(mut ex) => talus_sim::distribute::all_gather(&mut *ex, vec![value])
+                .first()
+                .and_then(|b| b.first().copied())
+                .unwrap_or(value),
+        }
+    }
+
     /// Ends every process of the group: for an error on one process while the others may
     /// be waiting for it in the middle of a step.
     pub fn abort(&self, code: i32) -> ! {

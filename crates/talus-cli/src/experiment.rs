@@ -324,7 +324,7 @@ fn distribute(runner: &mut Runner, process: &Process, rebalance_every: u64) -> R
             .decompose(exchange, rebalance_every)
             .map_err(|e| e.to_string())?;
         if !process.is_first() {
-            runner.without_frames();
+            runner.without_outputs();
         }
     }
     Ok(())
@@ -566,8 +566,22 @@ fn drive(runner: &mut Runner, quiet: bool, process: &Process) -> Result<ExitCode
         return Err(error.to_string());
     }
     let out = runner.out_dir();
+    // The first process wrote the summary; the others end as it says.
+    let code = if process.is_first() {
+        summary_code(&out.join(SUMMARY_FILE)).unwrap_or(EXIT_FAILED)
+    } else {
+        0
+    };
+    let code = process.first_says(code);
     if !process.is_first() {
-        return summary_code(&out.join(SUMMARY_FILE));
+        return match code {
+            0 => Ok(ExitCode::SUCCESS),
+            EXIT_SUSPECT => Ok(ExitCode::from(EXIT_SUSPECT)),
+            _ => Err(format!(
+                "process {}: the run did not end well (see the first process)",
+                process.rank()
+            )),
+        };
     }
     if !quiet {
         eprintln!(
@@ -612,15 +626,19 @@ fn print_summary(out: &Path) -> Result<ExitCode, String> {
     }
 }
 
-/// The exit code the status in the summary at `path` calls for, printing nothing (a
-/// process of a distributed run other than the first).
-fn summary_code(path: &Path) -> Result<ExitCode, String> {
+/// Exit code of a run that did not end well, as the processes of a distributed run tell
+/// each other.
+const EXIT_FAILED: u8 = 1;
+
+/// The exit code the status in the summary at `path` calls for, printing nothing (for the
+/// other processes of a distributed run).
+fn summary_code(path: &Path) -> Result<u8, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let summary: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     match summary["status"].as_str() {
-        Some("finished" | "at_rest") => Ok(ExitCode::SUCCESS),
-        Some("suspect") => Ok(ExitCode::from(EXIT_SUSPECT)),
+        Some("finished" | "at_rest") => Ok(0),
+        Some("suspect") => Ok(EXIT_SUSPECT),
         _ => Err(format!("{}: the run did not end well", path.display())),
     }
 }

@@ -132,8 +132,9 @@ pub struct Runner {
     checkpoint_every: Option<u64>,
     /// The force models the run was built with, for its companion runs (other seeds).
     registry: ForceModelRegistry,
-    /// Whether this process writes frames (the first of a distributed run does).
-    writes_frames: bool,
+    /// Whether this process writes the run's files (the first of a distributed run does;
+    /// the others send it their grains).
+    writes_files: bool,
     /// The whole run's grains, as last counted.
     stock: Stock,
 }
@@ -358,7 +359,7 @@ impl Runner {
             dir,
             journal,
             registry: registry.clone(),
-            writes_frames: true,
+            writes_files: true,
             stock: Stock {
                 grains: 0,
                 kinetic_energy: 0.0,
@@ -409,6 +410,7 @@ impl Runner {
         let result = self.run_steps(stop_after, progress);
         if let Err(error) = &result
             && !matches!(error, ScenarioError::BlowUp(_))
+            && self.writes_files
         {
             // Best effort: on a full disk this may fail too, and the first error matters.
             let _ = write_summary_and_report(self, &Status::Failed(error.to_string()), &[]);
@@ -467,6 +469,9 @@ impl Runner {
                     Some(g.state.pose.position)
                 });
                 let message = failure.message(&self.exp, &self.state, &self.out, at);
+                if !self.writes_files {
+                    return Err(ScenarioError::BlowUp(message));
+                }
                 return Err(match write_outputs(self, Status::BlewUp(message.clone())) {
                     Ok(()) => ScenarioError::BlowUp(message),
                     Err(e) => ScenarioError::BlowUp(format!(
@@ -476,11 +481,13 @@ impl Runner {
             }
             if step % self.output_every == 0 || step == self.total_steps {
                 self.output_row()?;
-                let file = self.dir.claim(TIMESERIES_FILE)?;
-                self.state
-                    .series
-                    .append_last_row(&file)
-                    .map_err(|source| io_error(&file, source))?;
+                if self.writes_files {
+                    let file = self.dir.claim(TIMESERIES_FILE)?;
+                    self.state
+                        .series
+                        .append_last_row(&file)
+                        .map_err(|source| io_error(&file, source))?;
+                }
                 self.check_rest();
             }
             if self.frame_every.is_some_and(|f| step % f == 0) {
@@ -518,6 +525,9 @@ impl Runner {
                 progress,
             )?;
         }
+        if !self.writes_files {
+            return Ok(());
+        }
         let status = if self.state.at_rest {
             Status::AtRest
         } else {
@@ -526,11 +536,11 @@ impl Runner {
         write_outputs(self, status)
     }
 
-    /// Writes no frames from now on: a process of a distributed run other than the first
-    /// keeps the run's state to step its part of it, and leaves the frames to the first
-    /// (it still sends its grains to the first for each frame).
-    pub fn without_frames(&mut self) {
-        self.writes_frames = false;
+    /// Writes no files from now on: a process of a distributed run other than the first
+    /// steps its part of the run and sends its grains to the first for each row, frame and
+    /// checkpoint, which writes them.
+    pub fn without_outputs(&mut self) {
+        self.writes_files = false;
     }
 
     /// The output directory.
@@ -557,10 +567,10 @@ impl Runner {
         s.last_coordination = stats.coordination;
     }
 
-    /// The grains now, for the probes: all of the run's, gathered from every process in a
-    /// decomposed run (a collective operation there).
+    /// The grains now, for the probes: all of the run's, gathered on the first process of
+    /// a decomposed run (a collective operation there; the others get none).
     pub fn sample(&mut self) -> Sample {
-        let states = self.exp.world.gathered_grain_states();
+        let states = self.exp.world.grain_states_on_first();
         let world = &self.exp.world;
         let up = up_direction(self.exp.scenario.gravity_vector());
         let shapes = world.shapes();
@@ -609,15 +619,28 @@ impl Runner {
         self.stock.grains
     }
 
-    /// Counts the grains of `sample` and their kinetic energy.
+    /// Counts the grains of `sample` and their kinetic energy; in a decomposed run the
+    /// first process, which has the whole sample, tells the others (a collective
+    /// operation there).
     fn take_stock(&mut self, sample: &Sample) {
-        self.stock = Stock {
-            grains: sample.grains.len(),
-            kinetic_energy: sample
+        let here = (
+            sample.grains.len(),
+            sample
                 .grains
                 .iter()
                 .map(|g| kinetic_energy(&g.state))
                 .fold(0.0, |sum, e| sum + e),
+        );
+        let told = self.exp.world.gather_owned(if self.writes_files {
+            vec![here]
+        } else {
+            vec![]
+        });
+        // Before the first decomposed step every process holds every grain.
+        let (grains, kinetic_energy) = told.first().copied().unwrap_or(here);
+        self.stock = Stock {
+            grains,
+            kinetic_energy,
         };
     }
 
@@ -625,6 +648,9 @@ impl Runner {
     fn output_row(&mut self) -> Result<(), ScenarioError> {
         let sample = self.sample();
         self.take_stock(&sample);
+        if !self.writes_files {
+            return Ok(());
+        }
         let mut row = vec![
             sample.time,
             sample.grains.len() as f64,
@@ -671,8 +697,8 @@ impl Runner {
     }
 
     fn frame(&mut self) -> Result<(), ScenarioError> {
-        let states = self.exp.world.gathered_grain_states();
-        if !self.writes_frames {
+        let states = self.exp.world.grain_states_on_first();
+        if !self.writes_files {
             return Ok(());
         }
         let index = self.state.frames.len() / 2;
@@ -706,14 +732,20 @@ impl Runner {
     /// # Errors
     /// The file cannot be written.
     pub fn checkpoint(&mut self) -> Result<(), ScenarioError> {
+        // In a distributed run each pair's state is current on its evaluating process only,
+        // and in a decomposed one each grain's on its owner: all are put together on the
+        // first process, which writes the checkpoint.
+        let Some(world) = self.exp.world.snapshot_on_first() else {
+            return Ok(());
+        };
+        if !self.writes_files {
+            return Ok(());
+        }
         self.state.last_checkpoint = Some(self.exp.world.time());
         self.dir.claim(HISTORY_FILE)?;
         let history = self.journal.append(&self.state.logs())?;
         let scenario = to_ron(&self.exp.scenario)?;
         let source = self.exp.path.display().to_string();
-        // In a distributed run each pair's state is current on its evaluating process only,
-        // and in a decomposed one each grain's on its owner: all are put together.
-        let world = self.exp.world.gathered_snapshot();
         let file = self.dir.claim(CHECKPOINT_FILE)?;
         checkpoint::write(
             &file,

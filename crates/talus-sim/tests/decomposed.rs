@@ -216,7 +216,8 @@ fn a_process_without_grains_takes_part() {
 }
 
 /// Runs `make()` decomposed on `ranks` processes for `steps` steps, then gathers the whole
-/// run's snapshot (every process gets it; the first one's is returned).
+/// run's snapshot (every process gets it; the first one's is returned). The snapshot
+/// gathered on the first process alone, and the grain states, agree with it.
 fn gathered(make: impl Fn() -> World + Sync, ranks: usize, steps: usize) -> WorldSnapshot {
     on_processes(ranks, |ex| {
         let mut w = make();
@@ -224,7 +225,25 @@ fn gathered(make: impl Fn() -> World + Sync, ranks: usize, steps: usize) -> Worl
         for _ in 0..steps {
             w.step();
         }
-        w.gathered_snapshot()
+        let everywhere = w.gathered_snapshot();
+        let on_first = w.snapshot_on_first();
+        let states = w.gathered_grain_states();
+        let states_on_first = w.grain_states_on_first();
+        if w.rank() == 0 {
+            assert!(
+                on_first.as_ref() == Some(&everywhere),
+                "the first's snapshot"
+            );
+            assert!(states_on_first == states, "the first's grain states");
+        } else {
+            assert!(on_first.is_none() && states_on_first.is_empty());
+        }
+        let ids: Vec<u32> = states.iter().map(|g| g.id.0).collect();
+        let live: Vec<u32> = (0..everywhere.grains.len() as u32)
+            .filter(|&i| everywhere.grains[i as usize].is_some())
+            .collect();
+        assert_eq!(ids, live, "every grain's state, in id order");
+        everywhere
     })
     .swap_remove(0)
 }

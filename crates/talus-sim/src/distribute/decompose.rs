@@ -184,6 +184,18 @@ impl Decomposition {
         self.exchange.all_to_all(outgoing)
     }
 
+    /// `bytes` to the first process: every process's there (by rank), none elsewhere.
+    fn gather_to_first(&mut self, bytes: Vec<u8>) -> Vec<Vec<u8>> {
+        if self.rank != 0 {
+            self.traffic.bytes_sent += bytes.len() as u64;
+        }
+        self.traffic.rounds += 1;
+        let mut outgoing = vec![Vec::new(); self.size as usize];
+        outgoing[0] = bytes;
+        let received = self.exchange.all_to_all(outgoing);
+        if self.rank == 0 { received } else { Vec::new() }
+    }
+
     /// `bytes` to every process, theirs back.
     fn gather(&mut self, bytes: Vec<u8>) -> Vec<Vec<u8>> {
         self.traffic.bytes_sent += (bytes.len() * (self.size as usize - 1)) as u64;
@@ -822,6 +834,26 @@ impl World {
     /// yet (where every process still holds every grain), that is `local` itself. A
     /// collective operation in a decomposed run: every process calls it at the same point.
     pub fn gather_owned<T: Serialize + DeserializeOwned>(&mut self, local: Vec<T>) -> Vec<T> {
+        self.gather_parts(local, true)
+    }
+
+    /// What every process found on its own grains, put together on the first process (in
+    /// process order); nothing on the others. Outside a decomposed run, and in one not
+    /// stepped yet, `local` itself on every process. A collective operation in a decomposed
+    /// run: for what only the first process needs (it writes the run's files).
+    pub fn gather_owned_on_first<T: Serialize + DeserializeOwned>(
+        &mut self,
+        local: Vec<T>,
+    ) -> Vec<T> {
+        self.gather_parts(local, false)
+    }
+
+    /// What every process found, on every process (`to_all`) or on the first.
+    fn gather_parts<T: Serialize + DeserializeOwned>(
+        &mut self,
+        local: Vec<T>,
+        to_all: bool,
+    ) -> Vec<T> {
         let Some(d) = self.decomposition.as_mut() else {
             return local;
         };
@@ -829,9 +861,24 @@ impl World {
             return local;
         }
         let start = Instant::now();
-        let parts = d.gather(encode(&local));
+        let bytes = encode(&local);
+        let parts = if to_all {
+            d.gather(bytes)
+        } else {
+            d.gather_to_first(bytes)
+        };
         let all = parts.iter().flat_map(|b| decode::<Vec<T>>(b)).collect();
         d.traffic.exchange += start.elapsed();
+        all
+    }
+
+    /// The states of all the run's grains, in slot order, on the first process of a
+    /// decomposed run (none on the others; a collective operation there); on a single
+    /// process [`World::grain_states`].
+    pub fn grain_states_on_first(&mut self) -> Vec<GrainState> {
+        let local: Vec<GrainState> = self.grain_states().collect();
+        let mut all = self.gather_owned_on_first(local);
+        all.sort_unstable_by_key(|g| g.id);
         all
     }
 
@@ -880,25 +927,34 @@ impl World {
     /// distributed or decomposed run (every process calls it at the same point); a plain
     /// [`World::snapshot`] on a single process.
     pub fn gathered_snapshot(&mut self) -> WorldSnapshot {
+        self.gather_snapshot(true)
+            .expect("gathered on every process")
+    }
+
+    /// [`World::gathered_snapshot`] on the first process of a decomposed run only (`None`
+    /// on the others, which send their parts): for the checkpoint the first process writes.
+    pub fn snapshot_on_first(&mut self) -> Option<WorldSnapshot> {
+        self.gather_snapshot(false)
+    }
+
+    /// The whole run's snapshot, on every process (`to_all`) or on the first.
+    fn gather_snapshot(&mut self, to_all: bool) -> Option<WorldSnapshot> {
         self.synchronize_contacts();
-        let mut snapshot = self.snapshot();
         let Some(mut d) = self.decomposition.take() else {
-            return snapshot;
+            return Some(self.snapshot());
         };
         if d.regions.is_none() {
             // Not stepped yet since the decomposition: every process holds everything.
             self.decomposition = Some(d);
-            return snapshot;
+            return Some(self.snapshot());
         }
         let part = SnapshotPart {
-            grains: snapshot
-                .grains
-                .iter()
-                .enumerate()
-                .filter(|&(slot, _)| d.held[slot] == Held::Owned)
-                .filter_map(|(slot, g)| {
+            grains: (0..self.slots.len())
+                .filter(|&slot| d.held[slot] == Held::Owned)
+                .filter_map(|slot| {
                     let proxy = self.grain_proxy[slot] as usize;
-                    g.map(|g| (slot as u32, g, self.pending[slot], self.boxes[proxy]))
+                    let g = self.grain_snapshot(slot)?;
+                    Some((slot as u32, g, self.pending[slot], self.boxes[proxy]))
                 })
                 .collect(),
             pairs: self
@@ -908,7 +964,20 @@ impl World {
                 .map(|c| self.pair_state(c))
                 .collect(),
         };
-        let parts: Vec<SnapshotPart> = d.gather(encode(&part)).iter().map(|b| decode(b)).collect();
+        let bytes = encode(&part);
+        let parts: Vec<SnapshotPart> = if to_all {
+            d.gather(bytes)
+        } else {
+            d.gather_to_first(bytes)
+        }
+        .iter()
+        .map(|b| decode(b))
+        .collect();
+        if parts.is_empty() {
+            self.decomposition = Some(d);
+            return None;
+        }
+        let mut snapshot = self.snapshot();
         for g in &mut snapshot.grains {
             *g = None;
         }
@@ -938,7 +1007,7 @@ impl World {
         contacts.sort_by_key(|c| c.pair);
         snapshot.contacts = contacts;
         self.decomposition = Some(d);
-        snapshot
+        Some(snapshot)
     }
 
     /// A listed pair's state, its bodies named by identity in the order it is met in.
