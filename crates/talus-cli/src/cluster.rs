@@ -1,7 +1,8 @@
 //! The processes of a run: one, or several started by `mpirun` (with the cargo feature
-//! `mpi`), which step one world together ([`talus_sim::distribute`]). The first process
-//! writes the run's files and talks to the user; the others keep a copy of the run's state
-//! in a scratch directory of their own, removed at the end.
+//! `mpi`), each stepping the grains of its region of one world
+//! ([`talus_sim::distribute::decompose`]). The first process writes the run's files and
+//! talks to the user; the others send it their grains for each output and keep their
+//! working copy of the scenario in a scratch directory of their own, removed at the end.
 
 use std::path::{Path, PathBuf};
 
@@ -102,7 +103,7 @@ impl Process {
         self.size > 1
     }
 
-    /// The exchange between the processes, for [`talus_sim::World::distribute`] (none for
+    /// The exchange between the processes, for [`talus_sim::World::decompose`] (none for
     /// a single process).
     #[must_use]
     pub fn exchange(&self) -> Option<Box<dyn Exchange>> {
