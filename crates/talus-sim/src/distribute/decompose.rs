@@ -39,9 +39,10 @@
 //! grains shifted by a period or none along each periodic axis, so that the pairs across
 //! the faces are found as on a single process.
 //!
-//! The scenario runner reads the whole run through [`World::gather_owned`],
-//! [`World::gathered_grain_states`] and [`World::gathered_snapshot`], collective operations
-//! every process calls at the same point. The pair and event counts of [`crate::StepStats`]
+//! The scenario runner reads the whole run through [`World::gather_owned`] (on every
+//! process), [`World::grain_states_on_first`] and [`World::snapshot_on_first`] (on the
+//! first, which writes the run's files), collective operations every process calls at the
+//! same point. The pair and event counts of [`crate::StepStats`]
 //! are those of the pairs each process keys, summed.
 
 use std::time::{Duration, Instant};
@@ -822,12 +823,6 @@ impl World {
 }
 
 impl World {
-    /// Whether this world is one process of a decomposed run ([`World::decompose`]).
-    #[must_use]
-    pub fn is_decomposed(&self) -> bool {
-        self.decomposition.is_some()
-    }
-
     /// What every process found on its own grains, put together: `local` holds what this
     /// process found on the grains [`World::grains`] lists, and the result what all found,
     /// those of the first process first. Outside a decomposed run, and in one not stepped
@@ -890,12 +885,6 @@ impl World {
         let mut all = self.gather_owned(local);
         all.sort_unstable_by_key(|g| g.id);
         all
-    }
-
-    /// Number of grains of the whole run (a collective operation in a decomposed run).
-    pub fn gathered_grain_count(&mut self) -> usize {
-        let local = self.grain_count();
-        self.gather_owned(vec![local]).iter().sum()
     }
 }
 
