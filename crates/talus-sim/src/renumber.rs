@@ -9,7 +9,7 @@
 //! wall, the contact list (re-sorted, each pair's state kept in the order its bodies were met
 //! in, see `Contact::flipped`) and the broad phase (its proxies renamed in place, so it
 //! reports the same pairs). Every pair computes what it computed before, and each body's
-//! loads are summed in the order of its partners' ids ([`crate::load_sums`]), not of the
+//! loads are summed in the order of its partners' ids (`crate::load_sums`), not of the
 //! pair list: a renumbering changes no bit of a run. The new order depends on the boxes and shapes alone, so it is the same for any thread
 //! count, and a checkpoint keeps it.
 //!

@@ -25,7 +25,7 @@
 //!
 //! Why the bits do not change: every pair is evaluated from the same two body states and
 //! its own state, met in the order of its bodies' ids, by whichever process; each body's
-//! loads are summed in the order of its partners' ids ([`crate::load_sums`]), so it does not
+//! loads are summed in the order of its partners' ids (`crate::load_sums`), so it does not
 //! matter which process found which force; a wall's loads are gathered from all processes
 //! and summed in that order too. Grains are numbered by each process its own way
 //! (renumbering changes no result).

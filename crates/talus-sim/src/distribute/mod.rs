@@ -12,7 +12,7 @@
 //! another region or the regions are rebalanced (every [`World::distribute`]'s
 //! `rebalance_every` steps). After the narrow phase every process sends the forces it found
 //! to all the others, and each process sums every grain's forces in the order of the ids of
-//! the bodies they come from ([`crate::load_sums`]), which is the same on all: results do not depend on the number of processes, and
+//! the bodies they come from (`crate::load_sums`), which is the same on all: results do not depend on the number of processes, and
 //! equal a single process's to the last bit.
 //!
 //! [`decompose`] holds the other design, where each process holds only its region's grains

@@ -22,7 +22,7 @@ use super::quaternion::{
 use super::{Inertia, Kinematics, Load};
 
 /// Corrector coefficients c₀ … c₅ for a second-order equation with velocity-dependent
-/// forces (table 3.1, p = 2, k = 6, with c₀ = 3/16 after [AT86]).
+/// forces (table 3.1, p = 2, k = 6, with c₀ = 3/16 after \[AT86\]).
 pub const CORRECTOR: [f64; 6] = [
     3.0 / 16.0,
     251.0 / 360.0,
