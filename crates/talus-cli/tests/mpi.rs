@@ -153,34 +153,39 @@ fn assert_same_run(a: &Path, b: &Path, what: &str) {
     );
 }
 
-fn single_run(file: &Path, out: &Path, sets: &[&str]) {
-    let mut c = Command::new(TALUS);
+/// `talus run FILE --out OUT --quiet --set …` on a plain single process with one thread
+/// (`ranks` none) or under `mpirun -n ranks`, the regions cut anew every 7 steps.
+fn run_command(ranks: Option<usize>, file: &Path, out: &Path, sets: &[&str]) -> Command {
+    let mut c = match ranks {
+        None => Command::new(TALUS),
+        Some(n) => mpirun(n),
+    };
     c.args([
         "run",
         file.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-    ])
-    .args(["--threads", "1", "--quiet"]);
+        "--quiet",
+    ]);
+    match ranks {
+        None => c.args(["--threads", "1"]),
+        Some(_) => c.args(["--rebalance-every", "7"]),
+    };
     for s in sets {
         c.args(["--set", s]);
     }
-    succeed(c, "the single-process run");
+    c
+}
+
+fn single_run(file: &Path, out: &Path, sets: &[&str]) {
+    succeed(run_command(None, file, out, sets), "the single-process run");
 }
 
 fn distributed_run(ranks: usize, file: &Path, out: &Path, sets: &[&str]) {
-    let mut c = mpirun(ranks);
-    c.args([
-        "run",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ])
-    .args(["--quiet", "--rebalance-every", "7"]);
-    for s in sets {
-        c.args(["--set", s]);
-    }
-    succeed(c, &format!("the run on {ranks} processes"));
+    succeed(
+        run_command(Some(ranks), file, out, sets),
+        &format!("the run on {ranks} processes"),
+    );
 }
 
 #[test]
@@ -389,28 +394,14 @@ fn a_blow_up_stops_every_process_at_the_step_of_one() {
         "force_model.coefficients.stiffness=2e3",
         "gravity=(0.0, 0.0, -300.0)",
     ];
-    let run = |ranks: usize, out: &Path| {
-        // No processes: a plain single process.
-        let mut c = if ranks == 0 {
-            Command::new(TALUS)
-        } else {
-            mpirun(ranks)
-        };
-        c.args([
-            "run",
-            file.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .args(["--quiet", "--threads", "1"]);
-        for s in sets {
-            c.args(["--set", s]);
-        }
-        let out = c.output().expect("talus starts");
+    let run = |ranks: Option<usize>, out: &Path| {
+        let out = run_command(ranks, &file, out, &sets)
+            .output()
+            .expect("talus starts");
         assert!(!out.status.success(), "a blown-up run failed");
     };
     let single = dir.join("single");
-    run(0, &single);
+    run(None, &single);
     let expected = summary_without_timings(&single);
     assert_eq!(expected["status"], "blew_up");
     assert!(
@@ -421,7 +412,7 @@ fn a_blow_up_stops_every_process_at_the_step_of_one() {
     );
     for ranks in [2, 3] {
         let out = dir.join(format!("on{ranks}"));
-        run(ranks, &out);
+        run(Some(ranks), &out);
         assert_eq!(
             summary_without_timings(&out),
             expected,

@@ -163,26 +163,22 @@ impl BlowUpCheck {
         if !stats.max_overlap_ratio.is_finite()
             || stats.max_overlap_ratio > self.limits.overlap_ratio
         {
-            // The grain that feels the largest contact force is the likely culprit.
-            let mut worst: Option<(GrainId, f64)> = None;
-            for c in world.contacts() {
-                let f = c.force_on_b.length();
-                for body in [c.a, c.b] {
-                    if let BodyRef::Grain(id) = body
-                        && worst.is_none_or(|(_, w)| f > w || !f.is_finite())
-                    {
-                        worst = Some((id, f));
-                    }
-                }
-            }
-            let found = world.gather_owned(worst.into_iter().collect());
-            let worst = found.into_iter().reduce(|w, (id, f)| {
-                if f > w.1 || !f.is_finite() {
-                    (id, f)
-                } else {
-                    w
-                }
-            });
+            // The grain that feels the largest contact force is the likely culprit: each
+            // process's, then the largest of those.
+            let local = world
+                .contacts()
+                .flat_map(|c| {
+                    let f = c.force_on_b.length();
+                    [c.a, c.b].into_iter().filter_map(move |body| match body {
+                        BodyRef::Grain(id) => Some((id, f)),
+                        BodyRef::Wall(_) => None,
+                    })
+                })
+                .reduce(stronger);
+            let worst = world
+                .gather_owned(local.into_iter().collect())
+                .into_iter()
+                .reduce(stronger);
             return Some(Failure::Overlap {
                 ratio: stats.max_overlap_ratio,
                 grain: worst.map(|w| w.0),
@@ -214,6 +210,16 @@ impl BlowUpCheck {
             speed,
             limit: self.limits.speed,
         })
+    }
+}
+
+/// Of two grains and the contact forces they feel, the one with the stronger force (a
+/// force that is not finite is strongest; the first of equals).
+fn stronger(w: (GrainId, f64), candidate: (GrainId, f64)) -> (GrainId, f64) {
+    if candidate.1 > w.1 || !candidate.1.is_finite() {
+        candidate
+    } else {
+        w
     }
 }
 

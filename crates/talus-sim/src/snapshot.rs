@@ -168,9 +168,9 @@ impl WorldSnapshot {
             .contacts
             .iter()
             .filter_map(|c| {
-                let a = *self.proxies.get(c.pair.a as usize)?;
-                let b = *self.proxies.get(c.pair.b as usize)?;
-                let (first, second) = if c.flipped { (b, a) } else { (a, b) };
+                let (first, second) = c.pair.oriented(c.flipped);
+                let first = *self.proxies.get(first as usize)?;
+                let second = *self.proxies.get(second as usize)?;
                 Some(PairRecord {
                     first,
                     second,

@@ -145,7 +145,8 @@ impl BodyViews<'_> {
     /// which renumbering and the processes of a decomposed run change: a shift by a period
     /// rounds differently on either body.
     fn pair_views(&self, pair: ProxyPair, flipped: bool) -> (BodyView<'_>, BodyView<'_>) {
-        let (first, second) = met_order(pair, flipped);
+        let (first, second) = pair.oriented(flipped);
+        let (first, second) = (first as usize, second as usize);
         let mut image = self.view(second);
         image.pose.position +=
             BodyState::image_shift(&self.periodic, &self.bodies[first], &self.bodies[second]);
@@ -539,7 +540,8 @@ impl World {
             // The force acts where the body met first is; the other is met at its image
             // nearest it.
             let (a, b) = (f.pair.a as usize, f.pair.b as usize);
-            let (first, second) = met_order(f.pair, c.flipped);
+            let (first, second) = f.pair.oriented(c.flipped);
+            let (first, second) = (first as usize, second as usize);
             let shift =
                 BodyState::image_shift(&periodic, &self.bodies[first], &self.bodies[second]);
             let shift_of = |proxy: usize| if proxy == second { shift } else { DVec3::ZERO };
@@ -688,12 +690,6 @@ impl World {
                 .insert_one(entity, I::initial(&kinematics, &inertia, &load, dt));
         }
     }
-}
-
-/// The proxies of `pair` in the order it is met in (`flipped`: its `b` first).
-fn met_order(pair: ProxyPair, flipped: bool) -> (usize, usize) {
-    let (a, b) = (pair.a as usize, pair.b as usize);
-    if flipped { (b, a) } else { (a, b) }
 }
 
 /// The counts of a step (in a decomposed run, summed over the processes).

@@ -871,18 +871,20 @@ impl World {
     /// decomposed run (none on the others; a collective operation there); on a single
     /// process [`World::grain_states`].
     pub fn grain_states_on_first(&mut self) -> Vec<GrainState> {
-        let local: Vec<GrainState> = self.grain_states().collect();
-        let mut all = self.gather_owned_on_first(local);
-        all.sort_unstable_by_key(|g| g.id);
-        all
+        self.gather_grain_states(false)
     }
 
     /// The states of all the run's grains, in slot order: [`World::grain_states`] on a
     /// single process, gathered from every process in a decomposed run (a collective
     /// operation there).
     pub fn gathered_grain_states(&mut self) -> Vec<GrainState> {
+        self.gather_grain_states(true)
+    }
+
+    /// Every process's grain states, on every process (`to_all`) or on the first, by id.
+    fn gather_grain_states(&mut self, to_all: bool) -> Vec<GrainState> {
         let local: Vec<GrainState> = self.grain_states().collect();
-        let mut all = self.gather_owned(local);
+        let mut all = self.gather_parts(local, to_all);
         all.sort_unstable_by_key(|g| g.id);
         all
     }
