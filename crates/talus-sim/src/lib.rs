@@ -23,6 +23,7 @@ pub mod kind;
 mod laws;
 mod load_sums;
 pub mod material;
+mod numbering;
 pub mod periodic;
 pub mod renumber;
 pub mod shape;

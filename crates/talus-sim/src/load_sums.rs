@@ -38,7 +38,7 @@ pub(crate) fn wall_key(index: u32) -> u64 {
 #[inline]
 pub(crate) fn identity_key(body: Body) -> u64 {
     match body {
-        Body::Grain(slot) => grain_key(slot),
+        Body::Grain(_, id) => grain_key(id),
         Body::Wall(w) => wall_key(w),
     }
 }

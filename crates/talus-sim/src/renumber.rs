@@ -4,7 +4,7 @@
 //! each other in the body array, the box array, the broad phase's lists and the contact list,
 //! and the contact stage reads memory in nearly sequential runs rather than all over it.
 //!
-//! Grain ids ([`crate::GrainId`], the slots) do not change: they are what users hold. Only
+//! Grain ids ([`crate::GrainId`]) and slots do not change: they are what users hold. Only
 //! the proxies move, with everything indexed by them: the boxes, the proxy of each grain and
 //! wall, the contact list (re-sorted, each pair's state kept in the order its bodies were met
 //! in, see `Contact::flipped`) and the broad phase (its proxies renamed in place, so it
@@ -121,7 +121,7 @@ pub(crate) struct RenumberScratch {
 /// A grain's box, when it has a finite one.
 fn placed(body: Body, b: Option<Aabb>) -> Option<Aabb> {
     match (body, b) {
-        (Body::Grain(_), Some(b)) if b.min.is_finite() && b.max.is_finite() => Some(b),
+        (Body::Grain(..), Some(b)) if b.min.is_finite() && b.max.is_finite() => Some(b),
         _ => None,
     }
 }
@@ -150,7 +150,7 @@ fn space_order(
             .map(|(p, (&body, &b))| match (placed(body, b), body) {
                 (Some(b), _) => (0, group(p), grid.key(&b), p as u32),
                 (None, Body::Wall(_)) => (1, 0, 0, p as u32),
-                (None, Body::Grain(_)) => (2, 0, 0, p as u32),
+                (None, Body::Grain(..)) => (2, 0, 0, p as u32),
             }),
     );
     keyed.sort_unstable();
@@ -179,7 +179,7 @@ impl World {
     pub fn renumber(&mut self) {
         let mut scratch = std::mem::take(&mut self.renumbering);
         let shape_of = |proxy: usize| match self.proxies[proxy] {
-            Body::Grain(slot) => self.slots[slot as usize]
+            Body::Grain(slot, _) => self.slots[slot as usize]
                 .and_then(|e| self.ecs.get::<&ShapeId>(e).ok().map(|id| id.0)),
             Body::Wall(_) => None,
         };
@@ -308,12 +308,12 @@ mod tests {
             })
         };
         let proxies = [
-            Body::Grain(0),
+            Body::Grain(0, 0),
             Body::Wall(0),
-            Body::Grain(1),
-            Body::Grain(2),
-            Body::Grain(3),
-            Body::Grain(4),
+            Body::Grain(1, 1),
+            Body::Grain(2, 2),
+            Body::Grain(3, 3),
+            Body::Grain(4, 4),
         ];
         let boxes = [
             unit(1.0, 1.0, 1.0),

@@ -28,6 +28,7 @@ use crate::error::SimError;
 use crate::integrate::{GearState, Inertia, IntegratorKind, Load, VerletState};
 use crate::kind::GrainKind;
 use crate::material::MaterialId;
+use crate::numbering::GrainNumbering;
 use crate::periodic::{ImageCount, Periodic};
 use crate::shape::ShapeId;
 use crate::wall::{WallGeometry, WallId};
@@ -63,7 +64,7 @@ pub struct WorldSnapshot {
     pub periodic: Periodic,
     /// The name of the force model, if one was set; checked against the world's.
     pub force_model: Option<String>,
-    /// The grains by slot ([`GrainId`]); `None` for a removed grain.
+    /// The grains by id ([`GrainId`]); `None` for a removed grain.
     pub grains: Vec<Option<GrainSnapshot>>,
     /// What each broad-phase proxy stands for, by proxy index: grains and walls
     /// interleaved in their order of addition. Grains appear in slot order, walls in id
@@ -76,7 +77,7 @@ pub struct WorldSnapshot {
     pub contacts: Vec<ContactSnapshot>,
     /// Force and torque on each wall in the last step, by wall id.
     pub wall_loads: Vec<Load>,
-    /// Loads applied for the next step, by slot.
+    /// Loads applied for the next step, by grain id.
     pub pending: Vec<Load>,
     /// Every distinct kind of grain added so far (the basis of the critical time step).
     pub extremes: Vec<GrainKind>,
@@ -243,9 +244,17 @@ impl World {
     /// ghosts without their integrator state: [`World::gathered_snapshot`] gives the run's.
     #[must_use]
     pub fn snapshot(&self) -> WorldSnapshot {
-        let grains = (0..self.slots.len())
-            .map(|slot| self.grain_snapshot(slot))
-            .collect();
+        // By id: on a single process, where slots are ids, as the world holds them.
+        let ids = self.numbering.id_count() as usize;
+        let mut grains = vec![None; ids];
+        let mut pending = vec![Load::default(); ids];
+        for slot in 0..self.slots.len() {
+            if let Some(g) = self.grain_snapshot(slot) {
+                let id = self.numbering.id(slot) as usize;
+                grains[id] = Some(g);
+                pending[id] = self.pending[slot];
+            }
+        }
         WorldSnapshot {
             format: SNAPSHOT_FORMAT,
             time_base: self.time_base,
@@ -263,7 +272,7 @@ impl World {
                 .proxies
                 .iter()
                 .map(|body| match *body {
-                    Body::Grain(s) => BodyRef::Grain(GrainId(s)),
+                    Body::Grain(_, id) => BodyRef::Grain(GrainId(id)),
                     Body::Wall(w) => BodyRef::Wall(WallId(w)),
                 })
                 .collect(),
@@ -281,7 +290,7 @@ impl World {
                 })
                 .collect(),
             wall_loads: self.wall_loads.clone(),
-            pending: self.pending.clone(),
+            pending,
             extremes: self.extremes.clone(),
             stats: self.stats,
         }
@@ -360,6 +369,7 @@ impl World {
 
         // The world has no grains (checked), so its proxies are its walls: all replaced.
         let n = grains.len();
+        self.numbering = GrainNumbering::identity(n as u32, |id| grains[id as usize].is_some());
         self.ecs.clear();
         self.slots = Vec::with_capacity(n);
         self.images = vec![[0; 3]; n];
@@ -369,28 +379,14 @@ impl World {
                 continue;
             };
             self.images[slot] = g.image;
-            let base = (Slot(slot as u32), g.pose, g.inertia, g.shape, g.material);
-            let entity = match g.motion {
-                IntegratorState::Gear(state) => self.ecs.spawn(add(base, state)),
-                IntegratorState::Verlet(state) => self.ecs.spawn(add(base, state)),
-                IntegratorState::Fresh {
-                    velocity,
-                    angular_velocity,
-                } => self.ecs.spawn(add(
-                    base,
-                    Fresh {
-                        velocity,
-                        angular_velocity,
-                    },
-                )),
-            };
+            let entity = spawn_grain(&mut self.ecs, slot as u32, &g);
             self.slots.push(Some(entity));
         }
         self.grain_proxy = vec![0; n];
         self.wall_proxy = vec![0; self.walls.len()];
         for (p, body) in proxies.iter().enumerate() {
             match *body {
-                Body::Grain(s) => self.grain_proxy[s as usize] = p as u32,
+                Body::Grain(s, _) => self.grain_proxy[s as usize] = p as u32,
                 Body::Wall(w) => self.wall_proxy[w as usize] = p as u32,
             }
         }
@@ -507,7 +503,7 @@ impl World {
         for (i, body) in s.proxies.iter().enumerate() {
             let (seen, index, kind) = match *body {
                 BodyRef::Grain(GrainId(g)) => {
-                    proxies.push(Body::Grain(g));
+                    proxies.push(Body::Grain(g, g));
                     (&mut grain_seen, g, "grain")
                 }
                 BodyRef::Wall(WallId(w)) => {
@@ -634,7 +630,7 @@ impl World {
         let history_len = model.map(|m| m.history_len());
         let solid = |proxy: u32| -> Option<&ConvexPolyhedron> {
             match proxies[proxy as usize] {
-                Body::Grain(g) => s.grains[g as usize]
+                Body::Grain(g, _) => s.grains[g as usize]
                     .as_ref()
                     .and_then(|g| self.shapes.get(g.shape).ok())
                     .map(|shape| &shape.body),
@@ -683,9 +679,28 @@ impl World {
 }
 
 /// A grain's components with its integrator state.
-pub(crate) fn add<T>(
+fn add<T>(
     base: (Slot, Pose, Inertia, ShapeId, MaterialId),
     state: T,
 ) -> (Slot, Pose, Inertia, ShapeId, MaterialId, T) {
     (base.0, base.1, base.2, base.3, base.4, state)
+}
+
+/// Spawns the grain `g` of a snapshot (or a migration) in `slot`.
+pub(crate) fn spawn_grain(ecs: &mut hecs::World, slot: u32, g: &GrainSnapshot) -> hecs::Entity {
+    let base = (Slot(slot), g.pose, g.inertia, g.shape, g.material);
+    match g.motion {
+        IntegratorState::Gear(state) => ecs.spawn(add(base, state)),
+        IntegratorState::Verlet(state) => ecs.spawn(add(base, state)),
+        IntegratorState::Fresh {
+            velocity,
+            angular_velocity,
+        } => ecs.spawn(add(
+            base,
+            Fresh {
+                velocity,
+                angular_velocity,
+            },
+        )),
+    }
 }

@@ -44,7 +44,7 @@ use crate::load_sums::identity_key;
 use crate::periodic::Periodic;
 use crate::shape::{Shape, ShapeId, ShapeLibrary};
 use crate::wall::{Wall, WallGeometry};
-use crate::world::{Body, BoundingMethod, FieldInput, Fresh, GrainId, Slot, StepStats, World};
+use crate::world::{Body, BoundingMethod, FieldInput, Fresh, Slot, StepStats, World};
 
 /// Below this many pairs the narrow phase runs on the calling thread.
 const PARALLEL_PAIRS: usize = 256;
@@ -209,7 +209,7 @@ impl World {
 
     /// One time step with, in addition, the load `field` returns for each grain, evaluated
     /// where the integrator evaluates forces (at the predicted state for Gear). `field` is
-    /// called once per grain in slot order.
+    /// called once per grain in slot order (that of the ids on a single process).
     pub fn step_with(&mut self, field: &mut dyn FnMut(&FieldInput) -> Load) -> &StepStats {
         match self.params.integrator {
             IntegratorKind::Gear => self.step_as::<GearState>(field),
@@ -237,6 +237,7 @@ impl World {
         self.wall_bounds(t_end, grain_region);
         let bounded = Instant::now();
         let (broad, exchange) = self.broad_beside_narrow(dt);
+        self.numbering.broad_phase_updated();
         let narrowed = Instant::now();
         let counts = self.accumulate(field, t_end);
         let accumulated = Instant::now();
@@ -460,7 +461,7 @@ impl World {
             .extend(self.proxies.iter().zip(boxes).map(|(body, aabb)| {
                 let box_center = aabb.map_or(DVec3::ZERO, |b| 0.5 * (b.min + b.max));
                 match *body {
-                    Body::Grain(slot) => {
+                    Body::Grain(slot, _) => {
                         let (Some(entity), Some((k, inertia))) =
                             (slots[slot as usize], kinematics[slot as usize])
                         else {
@@ -524,7 +525,7 @@ impl World {
         // Bodies of the sums: grains by slot, then walls by index.
         let grain_bodies = self.slots.len() as u32;
         let body_of = |body: Body| match body {
-            Body::Grain(slot) => (slot, identity_key(body)),
+            Body::Grain(slot, _) => (slot, identity_key(body)),
             Body::Wall(w) => (grain_bodies + w, identity_key(body)),
         };
         // In a decomposed run: the pairs evaluated here count, the loads on this process's
@@ -557,12 +558,12 @@ impl World {
                     torque: (f.point - position).cross(force) + couple,
                 };
                 match (self.proxies[proxy], self.decomposition.as_mut()) {
-                    (Body::Grain(_), None) => {
+                    (Body::Grain(..), None) => {
                         self.load_sums.push(body, partner, load);
                         grain_contacts += 1;
                     }
                     (Body::Wall(_), None) => self.load_sums.push(body, partner, load),
-                    (Body::Grain(slot), Some(d)) => {
+                    (Body::Grain(slot, _), Some(d)) => {
                         if d.held[slot as usize] == Held::Owned {
                             self.load_sums.push(body, partner, load);
                             grain_contacts += 1;
@@ -591,7 +592,7 @@ impl World {
             }
             grains += 1;
             let input = FieldInput {
-                id: GrainId(slot as u32),
+                id: self.id_of(slot),
                 kinematics: *kinematics,
                 inertia: *inertia,
                 time: t_end,
@@ -658,6 +659,7 @@ impl World {
     /// higher derivatives are consistent with them from the start.
     fn start_fresh_grains<I: Integrator>(&mut self, field: &mut dyn FnMut(&FieldInput) -> Load) {
         let dt = self.params.dt;
+        let numbering = &self.numbering;
         let mut fresh: Vec<(Entity, u32, Pose, Inertia, Fresh)> = self
             .ecs
             .query_mut::<(Entity, &Slot, &Pose, &Inertia, &Fresh)>()
@@ -667,7 +669,8 @@ impl World {
         if fresh.is_empty() {
             return;
         }
-        fresh.sort_by_key(|f| f.1);
+        // The field is called in the order of the grains' ids.
+        fresh.sort_by_key(|f| numbering.id(f.1 as usize));
         for (entity, slot, pose, inertia, f) in fresh {
             let kinematics = Kinematics {
                 pose,
@@ -675,7 +678,7 @@ impl World {
                 angular_velocity: f.angular_velocity,
             };
             let input = FieldInput {
-                id: GrainId(slot),
+                id: self.id_of(slot as usize),
                 kinematics,
                 inertia,
                 time: self.time(),

@@ -6,9 +6,11 @@
 //! Walls are bodies of infinite mass that take part in the broad and narrow phase; their
 //! pose at the end of each step comes from their motion law.
 //!
-//! Grains are addressed by [`GrainId`], a slot number that stays valid until the grain is
-//! removed. Per-slot arrays (boxes, loads) live beside the ECS, so every stage writes to a
-//! fixed place whatever order hecs visits the entities in: results do not depend on it.
+//! Grains are addressed by [`GrainId`], their identity in the run, given in the order they
+//! are added and valid until the grain is removed. Per-slot arrays (boxes, loads) live
+//! beside the ECS, so every stage writes to a fixed place whatever order hecs visits the
+//! entities in: results do not depend on it. A grain's slot is its id on a single process
+//! and its place among the grains a process holds in a decomposed run (`numbering.rs`).
 
 use std::time::Duration;
 
@@ -29,19 +31,20 @@ use crate::kind::{GrainKind, Limit, critical, grain_kind};
 use crate::laws::{ContactLaws, NO_MATERIAL};
 use crate::load_sums::LoadSums;
 use crate::material::{Material, MaterialId};
+use crate::numbering::GrainNumbering;
 use crate::periodic::{ImageCount, Periodic};
 use crate::renumber::RenumberScratch;
 use crate::shape::{Shape, ShapeId, ShapeLibrary};
 use crate::step::BodyState;
 use crate::wall::{Wall, WallGeometry, WallId, WallState};
 
-/// A grain, by its slot in the world.
+/// A grain, by its identity in the run.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
 pub struct GrainId(pub u32);
 
-/// Component: the grain's slot.
+/// Component: the grain's slot (its place in the per-slot arrays; see `numbering.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Slot(pub(crate) u32);
 
@@ -252,7 +255,9 @@ pub struct FieldInput {
 /// What a broad-phase proxy stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Body {
-    Grain(u32),
+    /// A grain: its slot and its id.
+    Grain(u32, u32),
+    /// A wall: its id.
     Wall(u32),
 }
 
@@ -262,7 +267,10 @@ pub struct World {
     pub(crate) shapes: ShapeLibrary,
     pub(crate) materials: Vec<Material>,
     pub(crate) params: SimParams,
+    /// The entity of each slot (`None`: a free slot, or a removed grain's).
     pub(crate) slots: Vec<Option<Entity>>,
+    /// The grains' ids and slots.
+    pub(crate) numbering: GrainNumbering,
     /// Time at the last change of dt, and steps taken since: the time is their
     /// combination, not a running sum, so it carries one rounding, not one per step.
     pub(crate) time_base: f64,
@@ -332,6 +340,7 @@ impl World {
             broad: params.broad_phase.build(params.periodic),
             params,
             slots: Vec::new(),
+            numbering: GrainNumbering::default(),
             time_base: 0.0,
             steps_since_base: 0,
             steps: 0,
@@ -479,10 +488,10 @@ impl World {
                 allowed: "a unit quaternion",
             });
         }
-        if self.slots.len() >= u32::MAX as usize {
+        if self.numbering.id_count() == u32::MAX {
             return Err(SimError::InvalidParameter {
                 name: "grain count",
-                value: self.slots.len().to_string(),
+                value: self.numbering.id_count().to_string(),
                 allowed: "fewer than 2^32 grains",
             });
         }
@@ -507,7 +516,11 @@ impl World {
             position,
             (desc.orientation.normalize() * shape.body_to_input).normalize(),
         );
-        let slot = self.slots.len() as u32;
+        let id = self
+            .numbering
+            .new_id()
+            .expect("fewer than 2^32 ids, checked above");
+        let slot = self.place_slot(id, image);
         let entity = self.ecs.spawn((
             Slot(slot),
             pose,
@@ -519,15 +532,51 @@ impl World {
                 angular_velocity: desc.angular_velocity,
             },
         ));
-        self.slots.push(Some(entity));
-        self.grain_proxy.push(self.proxies.len() as u32);
-        self.proxies.push(Body::Grain(slot));
-        self.boxes.push(None);
-        self.pending.push(Load::default());
-        self.images.push(image);
-        self.kinematics.push(None);
-        self.loads.push(Load::default());
-        Ok(GrainId(slot))
+        self.slots[slot as usize] = Some(entity);
+        if let Some(d) = self.decomposition.as_mut() {
+            // Kept at the next step by the process whose region holds it.
+            d.hold_new(slot as usize);
+            d.added.push(slot);
+        }
+        Ok(GrainId(id))
+    }
+
+    /// A slot for grain `id`, which this world does not hold (a new one, or a free one
+    /// taken again in a decomposed run), with its per-slot entries cleared, its image count
+    /// `image` and its proxy standing for it; its entity is for the caller to set.
+    pub(crate) fn place_slot(&mut self, id: u32, image: ImageCount) -> u32 {
+        let placed = self.numbering.place(id);
+        let slot = placed.slot;
+        if placed.is_new {
+            self.slots.push(None);
+            self.grain_proxy.push(self.proxies.len() as u32);
+            self.proxies.push(Body::Grain(slot, id));
+            self.boxes.push(None);
+            self.pending.push(Load::default());
+            self.images.push(image);
+            self.kinematics.push(None);
+            self.loads.push(Load::default());
+        } else {
+            let s = slot as usize;
+            let proxy = self.grain_proxy[s] as usize;
+            self.proxies[proxy] = Body::Grain(slot, id);
+            self.boxes[proxy] = None;
+            self.pending[s] = Load::default();
+            self.images[s] = image;
+            self.kinematics[s] = None;
+            self.loads[s] = Load::default();
+        }
+        slot
+    }
+
+    /// The slot of grain `id`, when this world holds it.
+    pub(crate) fn slot_of(&self, id: GrainId) -> Option<usize> {
+        self.numbering.slot(id.0)
+    }
+
+    /// The id of the grain in `slot`.
+    pub(crate) fn id_of(&self, slot: usize) -> GrainId {
+        GrainId(self.numbering.id(slot))
     }
 
     /// Removes a grain; its id is not reused.
@@ -538,8 +587,9 @@ impl World {
         let entity = self.entity(id)?;
         // The entity exists: `entity` checked the slot.
         let _ = self.ecs.despawn(entity);
-        let slot = id.0 as usize;
+        let slot = self.slot_of(id).expect("entity() found its slot");
         self.slots[slot] = None;
+        self.numbering.release(slot);
         // Its box stays until the next step's bounds stage drops it: `boxes` holds what the
         // broad phase last saw, which a checkpoint needs to rebuild the broad phase.
         self.kinematics[slot] = None;
@@ -790,15 +840,14 @@ impl World {
         self.entity(id)?;
         finite("force", force)?;
         finite("torque", torque)?;
-        self.pending[id.0 as usize] += Load { force, torque };
+        let slot = self.slot_of(id).expect("entity() found its slot");
+        self.pending[slot] += Load { force, torque };
         Ok(())
     }
 
     pub(crate) fn entity(&self, id: GrainId) -> Result<Entity, SimError> {
-        self.slots
-            .get(id.0 as usize)
-            .copied()
-            .flatten()
+        self.slot_of(id)
+            .and_then(|slot| self.slots[slot])
             .ok_or(SimError::UnknownId {
                 kind: "grain",
                 id: id.0,
@@ -809,14 +858,34 @@ impl World {
     /// Number of grains (in a decomposed run, of the grains this process owns).
     #[must_use]
     pub fn grain_count(&self) -> usize {
-        self.grains().count()
+        (0..self.slots.len()).filter(|&i| self.owns_slot(i)).count()
     }
 
-    /// The grains, in slot order (in a decomposed run, those this process owns).
+    /// The length of this process's per-grain arrays (entities, proxies, boxes, loads): on
+    /// a single process, the grains ever added; in a decomposed run, at most the grains the
+    /// process held at once (owned and ghosts) with those that left it in that step, whose
+    /// slots are taken again once the broad phase has seen them empty.
+    #[must_use]
+    pub fn grain_slots(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The grains, in the order of their ids (in a decomposed run, those this process
+    /// owns).
     pub fn grains(&self) -> impl Iterator<Item = GrainId> + '_ {
-        (0..self.slots.len())
+        self.owned_slots().into_iter().map(|s| self.id_of(s))
+    }
+
+    /// The slots of the grains [`World::grains`] lists, in the order of their ids.
+    fn owned_slots(&self) -> Vec<usize> {
+        let mut slots: Vec<usize> = (0..self.slots.len())
             .filter(|&i| self.owns_slot(i))
-            .map(|i| GrainId(i as u32))
+            .collect();
+        // Slots follow ids but in a decomposed run, where arriving grains take free slots.
+        if self.decomposition.is_some() {
+            slots.sort_unstable_by_key(|&s| self.numbering.id(s));
+        }
+        slots
     }
 
     /// The state of a grain.
@@ -831,28 +900,27 @@ impl World {
             id: id.0,
             count: self.grain_count(),
         })?;
-        self.state_of(id, components)
+        self.state_of(
+            self.slot_of(id).expect("entity() found its slot"),
+            components,
+        )
     }
 
-    /// The state of every grain, in slot order (that of [`World::grains`]): what
-    /// [`World::grain`] gives for each, with the components looked up through one prepared
-    /// view instead of a query per grain.
+    /// The state of every grain, in the order of [`World::grains`]: what [`World::grain`]
+    /// gives for each, with the components looked up through one prepared view instead of
+    /// a query per grain.
     pub fn grain_states(&self) -> impl Iterator<Item = GrainState> + '_ {
         let view = self.ecs.view::<GrainComponents>();
-        self.slots
-            .iter()
-            .enumerate()
-            .filter(|&(slot, _)| self.owns_slot(slot))
-            .filter_map(move |(slot, entity)| {
-                let components = view.get((*entity)?)?;
-                self.state_of(GrainId(slot as u32), components).ok()
-            })
+        self.owned_slots().into_iter().filter_map(move |slot| {
+            let components = view.get(self.slots[slot]?)?;
+            self.state_of(slot, components).ok()
+        })
     }
 
-    /// A grain's state from its components.
+    /// The state of the grain in `slot` from its components.
     fn state_of(
         &self,
-        id: GrainId,
+        slot: usize,
         (pose, inertia, shape, material, gear, verlet, fresh): <GrainComponents as hecs::Query>::Item<'_>,
     ) -> Result<GrainState, SimError> {
         let dt = self.params.dt;
@@ -863,11 +931,11 @@ impl World {
             _ => (DVec3::ZERO, DVec3::ZERO),
         };
         let body_to_input = self.shapes.get(*shape)?.body_to_input;
-        let image = self.images[id.0 as usize];
+        let image = self.images[slot];
         Ok(GrainState {
             image,
             unwrapped_position: self.params.periodic.unwrap(pose.position, image),
-            id,
+            id: self.id_of(slot),
             pose: *pose,
             orientation: (pose.rotation * body_to_input.conjugate()).normalize(),
             velocity,
@@ -915,7 +983,7 @@ impl World {
             .into_iter()
             .filter_map(|ProxyPair { a, b }| {
                 match (self.proxies[a as usize], self.proxies[b as usize]) {
-                    (Body::Grain(x), Body::Grain(y)) => {
+                    (Body::Grain(_, x), Body::Grain(_, y)) => {
                         Some((GrainId(x.min(y)), GrainId(x.max(y))))
                     }
                     _ => None,
@@ -932,7 +1000,8 @@ impl World {
     /// [`SimError::UnknownId`] for a grain the world does not have.
     pub fn grain_box(&self, id: GrainId) -> Result<Option<Aabb>, SimError> {
         self.entity(id)?;
-        Ok(self.boxes[self.grain_proxy[id.0 as usize] as usize])
+        let slot = self.slot_of(id).expect("entity() found its slot");
+        Ok(self.boxes[self.grain_proxy[slot] as usize])
     }
 
     /// The contacts of the last step: the two grains (or a grain and a wall), the force
@@ -958,7 +1027,7 @@ impl World {
 
     fn body_ref(&self, proxy: u32) -> BodyRef {
         match self.proxies[proxy as usize] {
-            Body::Grain(s) => BodyRef::Grain(GrainId(s)),
+            Body::Grain(_, id) => BodyRef::Grain(GrainId(id)),
             Body::Wall(w) => BodyRef::Wall(WallId(w)),
         }
     }
@@ -992,7 +1061,10 @@ impl World {
             + size_of::<ShapeId>()
             + size_of::<MaterialId>()
             + integrator.state_bytes();
+        // The numbering: the id of each slot and an entry of the map from ids to slots.
         let per_slot = size_of::<Option<Entity>>()
+            + size_of::<u32>()
+            + 2 * size_of::<u32>()
             + size_of::<Option<Aabb>>()
             + size_of::<Body>()
             + size_of::<u32>()

@@ -58,6 +58,8 @@ struct Trace {
     positions: Vec<BTreeMap<u32, DVec3>>,
     /// Grains held (owned and ghosts) after each step.
     held: Vec<usize>,
+    /// The length of the per-grain arrays after each step.
+    slots: Vec<usize>,
 }
 
 fn trace(w: &mut World, steps: usize) -> Trace {
@@ -66,6 +68,7 @@ fn trace(w: &mut World, steps: usize) -> Trace {
         shared: Vec::new(),
         positions: Vec::new(),
         held: Vec::new(),
+        slots: Vec::new(),
     };
     for _ in 0..steps {
         w.step();
@@ -77,6 +80,7 @@ fn trace(w: &mut World, steps: usize) -> Trace {
                 .collect(),
         );
         t.held.push(w.ecs().len() as usize);
+        t.slots.push(w.grain_slots());
     }
     t
 }
@@ -173,6 +177,13 @@ fn grains_cross_the_regions_in_every_direction_and_each_process_holds_a_part() {
         // Its own grains and the ghosts that can touch them, not the whole box.
         let most = t.held.iter().max().unwrap();
         assert!(*most < 120, "process {rank} held {most} grains of 120");
+        // Its arrays as long as what it holds, not as the run: the slots of grains that
+        // left are taken again a step later.
+        let slots = t.slots.iter().max().unwrap();
+        assert!(
+            *slots <= most + 2,
+            "process {rank}: {slots} slots for at most {most} grains held"
+        );
     }
 }
 
@@ -276,6 +287,7 @@ fn a_checkpoint_of_two_processes_resumes_on_three_and_on_one() {
         shared: single.shared[150..].to_vec(),
         positions: Vec::new(),
         held: Vec::new(),
+        slots: Vec::new(),
     };
     assert_same(&later, &traces, "resumed on 3 processes");
 }

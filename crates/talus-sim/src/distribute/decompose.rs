@@ -27,8 +27,10 @@
 //! its own state, met in the order of its bodies' ids, by whichever process; each body's
 //! loads are summed in the order of its partners' ids (`crate::load_sums`), so it does not
 //! matter which process found which force; a wall's loads are gathered from all processes
-//! and summed in that order too. Grains are numbered by each process its own way
-//! (renumbering changes no result).
+//! and summed in that order too. Each process numbers the grains it holds its own way, both
+//! their proxies (renumbering changes no result) and their slots (`crate::numbering`), so
+//! its per-grain arrays are as long as what it holds, not as the run; messages name grains
+//! by id.
 //!
 //! Grains are added by the same calls on every process, as the world was built: at the next
 //! step the process whose region holds a new grain keeps it. A grain is removed by the calls
@@ -64,10 +66,13 @@ use crate::error::SimError;
 use crate::integrate::{GearState, Inertia, Kinematics, Load, VerletState};
 use crate::load_sums::{LoadSums, grain_key, identity_key};
 use crate::material::MaterialId;
+use crate::numbering::GrainNumbering;
+use crate::periodic::ImageCount;
 use crate::shape::ShapeId;
-use crate::snapshot::{ContactSnapshot, GrainSnapshot, IntegratorState, WorldSnapshot};
+use crate::snapshot::{ContactSnapshot, GrainSnapshot, WorldSnapshot, spawn_grain};
 use crate::step::{StepCounts, enclose, grain_box};
-use crate::world::{Body, Fresh, GrainState, Slot, World};
+use crate::wall::WallId;
+use crate::world::{Body, BodyRef, Fresh, GrainId, GrainState, Slot, World};
 
 /// Component: a copy of a grain another process owns (it is not stepped here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +98,8 @@ pub(crate) struct Decomposition {
     regions: Option<Bisection>,
     /// Per slot: whether the grain is here, and how.
     pub(crate) held: Vec<Held>,
+    /// Slots of the grains added since the last step.
+    pub(crate) added: Vec<u32>,
     /// Pair states that arrived with a migrating grain before their pair was listed here.
     stash: FxHashMap<(u64, u64), PairState>,
     /// This step's loads on walls from the pairs evaluated here: wall, grain key, load.
@@ -106,7 +113,7 @@ pub(crate) struct Decomposition {
 /// A grain sent to its new owner.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Migrant {
-    slot: u32,
+    id: u32,
     grain: GrainSnapshot,
     pending: Load,
     /// The states of the pairs it keys.
@@ -128,7 +135,7 @@ struct PairState {
 /// A ghost's state this step.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 struct GhostState {
-    slot: u32,
+    id: u32,
     shape: ShapeId,
     material: MaterialId,
     inertia: Inertia,
@@ -173,6 +180,15 @@ fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> T {
 }
 
 impl Decomposition {
+    /// Slot `slot` was just placed (new or taken again): nothing is held in it yet.
+    pub(crate) fn hold_new(&mut self, slot: usize) {
+        if slot == self.held.len() {
+            self.held.push(Held::Absent);
+        } else {
+            self.held[slot] = Held::Absent;
+        }
+    }
+
     /// One round of `outgoing` messages, accounted.
     fn round(&mut self, outgoing: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         self.traffic.bytes_sent += outgoing
@@ -239,6 +255,7 @@ impl World {
                 }
             })
             .collect();
+        self.numbering.reuse_slots();
         self.decomposition = Some(Decomposition {
             exchange,
             rank: rank as u32,
@@ -246,6 +263,7 @@ impl World {
             rebalance_every,
             regions: None,
             held,
+            added: Vec::new(),
             stash: FxHashMap::default(),
             wall_terms: Vec::new(),
             wall_sums: LoadSums::default(),
@@ -287,17 +305,10 @@ impl World {
         self.place_new_grains(&mut d);
         if d.regions.is_none() {
             // Every process holds the whole world: all cut it alike, and each keeps its
-            // own grains, the others as ghosts until the first exchange of ghosts.
+            // own grains alone.
             let mut points = self.weighted_points(&d);
             let regions = Bisection::balance(&mut points, d.size as usize);
-            for slot in 0..self.slots.len() {
-                if let Some(entity) = self.slots[slot] {
-                    let owner = regions.owner(self.grain_position(entity));
-                    if owner != d.rank {
-                        self.make_ghost(&mut d, slot, owner);
-                    }
-                }
-            }
+            self.keep_own_grains(&mut d, &regions);
             d.regions = Some(regions);
             d.traffic.rebalances += 1;
         } else if self.steps % d.rebalance_every == 0 {
@@ -357,16 +368,71 @@ impl World {
         elapsed
     }
 
+    /// The first cut, on a world every process holds whole: this process keeps only the
+    /// grains of its region, in a world rebuilt around them (the ECS, the slots, the proxies,
+    /// the contact list and the broad phase), so that nothing of the others' grains stays
+    /// in its memory. The states of the pairs its grains key wait in the stash until the
+    /// broad phase lists their pairs again, as those of a migrating grain do; the other
+    /// grains come back as ghosts where they are needed.
+    fn keep_own_grains(&mut self, d: &mut Decomposition, regions: &Bisection) {
+        let own: Vec<bool> = self
+            .slots
+            .iter()
+            .map(|e| e.is_some_and(|e| regions.owner(self.grain_position(e)) == d.rank))
+            .collect();
+        let grains: Vec<(u32, GrainSnapshot, Load)> = (0..self.slots.len())
+            .filter(|&slot| own[slot])
+            .filter_map(|slot| {
+                let g = self.grain_snapshot(slot)?;
+                Some((self.numbering.id(slot), g, self.pending[slot]))
+            })
+            .collect();
+        for c in &self.contacts {
+            if self
+                .pair_key_slot(c.pair)
+                .is_some_and(|key| own[key as usize])
+            {
+                let state = self.pair_state(c);
+                d.stash.insert((state.first, state.second), state);
+            }
+        }
+        // The world without grains: its walls alone, as proxies 0, 1, ….
+        let walls = self.walls.len() as u32;
+        self.ecs = hecs::World::new();
+        self.numbering = GrainNumbering::after(self.numbering.id_count());
+        self.slots = Vec::new();
+        self.grain_proxy = Vec::new();
+        self.wall_proxy = (0..walls).collect();
+        self.proxies = (0..walls).map(Body::Wall).collect();
+        self.boxes = vec![None; walls as usize];
+        self.pending = Vec::new();
+        self.images = Vec::new();
+        self.kinematics = Vec::new();
+        self.loads = Vec::new();
+        self.bodies = Vec::new();
+        self.contacts = Vec::new();
+        self.contact_forces = Vec::new();
+        self.spare_contacts = Vec::new();
+        self.spare_forces = Vec::new();
+        self.events.clear();
+        self.broad = self.params.broad_phase.build(self.params.periodic);
+        d.held = Vec::new();
+        d.added.clear();
+        for (id, g, pending) in grains {
+            let slot = self.slot_here(d, id, g.image);
+            self.slots[slot] = Some(spawn_grain(&mut self.ecs, slot as u32, &g));
+            self.pending[slot] = pending;
+            d.held[slot] = Held::Owned;
+        }
+    }
+
     /// Grains added since the last step (by the same calls on every process, as the whole
     /// world was built): each process keeps those in its region, the others as ghosts until
     /// the exchange of ghosts.
     fn place_new_grains(&mut self, d: &mut Decomposition) {
-        let first_new = d.held.len();
-        if first_new == self.slots.len() {
-            return;
-        }
-        d.held.resize(self.slots.len(), Held::Absent);
-        for slot in first_new..self.slots.len() {
+        let added = std::mem::take(&mut d.added);
+        for &slot in &added {
+            let slot = slot as usize;
             let Some(entity) = self.slots[slot] else {
                 continue;
             };
@@ -380,6 +446,8 @@ impl World {
                 self.make_ghost(d, slot, owner);
             }
         }
+        d.added = added;
+        d.added.clear();
     }
 
     /// The centre of a grain's entity.
@@ -408,7 +476,7 @@ impl World {
             .map(|(slot, s)| WeightedPoint {
                 position: self.grain_position(s.expect("filtered")),
                 weight: GRAIN_WORK + work.get(&(slot as u32)).copied().unwrap_or(0.0),
-                key: slot as u32,
+                key: self.numbering.id(slot),
             })
             .filter(|p| p.position.is_finite())
             .collect()
@@ -417,14 +485,14 @@ impl World {
     /// The slot of a pair's key grain: the grain of the lower id, or a grain–wall pair's
     /// grain.
     fn pair_key_slot(&self, pair: ProxyPair) -> Option<u32> {
-        let slot = |p: u32| match self.proxies[p as usize] {
-            Body::Grain(s) => Some(s),
+        let grain = |p: u32| match self.proxies[p as usize] {
+            Body::Grain(slot, id) => Some((id, slot)),
             Body::Wall(_) => None,
         };
-        match (slot(pair.a), slot(pair.b)) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (Some(a), None) => Some(a),
-            (None, b) => b,
+        match (grain(pair.a), grain(pair.b)) {
+            (Some(a), Some(b)) => Some(a.min(b).1),
+            (Some((_, slot)), None) | (None, Some((_, slot))) => Some(slot),
+            (None, None) => None,
         }
     }
 
@@ -444,7 +512,7 @@ impl World {
             .map(|c| self.pair_state(c))
             .collect();
         Some(Migrant {
-            slot: slot as u32,
+            id: self.numbering.id(slot),
             grain,
             pending: self.pending[slot],
             pairs,
@@ -465,52 +533,51 @@ impl World {
 
     /// A grain that arrived: owned here from now on, its pairs' states adopted.
     fn adopt_migrant(&mut self, d: &mut Decomposition, m: Migrant) {
-        let slot = m.slot as usize;
+        let g = m.grain;
+        let slot = self.slot_here(d, m.id, g.image);
         if let Some(entity) = self.slots[slot] {
             let _ = self.ecs.despawn(entity);
         }
-        let g = m.grain;
-        let base = (Slot(m.slot), g.pose, g.inertia, g.shape, g.material);
-        let entity = match g.motion {
-            IntegratorState::Gear(state) => self.ecs.spawn(crate::snapshot::add(base, state)),
-            IntegratorState::Verlet(state) => self.ecs.spawn(crate::snapshot::add(base, state)),
-            IntegratorState::Fresh {
-                velocity,
-                angular_velocity,
-            } => self.ecs.spawn(crate::snapshot::add(
-                base,
-                Fresh {
-                    velocity,
-                    angular_velocity,
-                },
-            )),
-        };
-        self.slots[slot] = Some(entity);
+        self.slots[slot] = Some(spawn_grain(&mut self.ecs, slot as u32, &g));
         self.pending[slot] = m.pending;
         self.images[slot] = g.image;
         d.held[slot] = Held::Owned;
         for state in m.pairs {
-            if let Some(i) = self.listed(state.first, state.second) {
-                let first = self.proxy_of_key(state.first);
-                adopt(&mut self.contacts[i], &state, first);
-            } else {
-                d.stash.insert((state.first, state.second), state);
+            match self.listed(state.first, state.second) {
+                Some((i, first)) => adopt(&mut self.contacts[i], &state, first),
+                None => {
+                    d.stash.insert((state.first, state.second), state);
+                }
             }
         }
     }
 
-    /// The proxy of a body by its identity key.
-    fn proxy_of_key(&self, key: u64) -> u32 {
+    /// The slot of grain `id` here, a new or free one (its entries cleared, its image count
+    /// `image`) when this process does not hold it.
+    fn slot_here(&mut self, d: &mut Decomposition, id: u32, image: ImageCount) -> usize {
+        if let Some(slot) = self.numbering.slot(id) {
+            return slot;
+        }
+        let slot = self.place_slot(id, image) as usize;
+        d.hold_new(slot);
+        slot
+    }
+
+    /// The proxy of a body by its identity key, when this process holds it.
+    fn proxy_of_key(&self, key: u64) -> Option<u32> {
         match u32::try_from(key) {
-            Ok(slot) => self.grain_proxy[slot as usize],
-            Err(_) => self.wall_proxy[(key & u64::from(u32::MAX)) as usize],
+            Ok(id) => self.numbering.slot(id).map(|slot| self.grain_proxy[slot]),
+            Err(_) => Some(self.wall_proxy[(key & u64::from(u32::MAX)) as usize]),
         }
     }
 
-    /// The place in the contact list of the pair of the bodies of keys `x` and `y`.
-    fn listed(&self, x: u64, y: u64) -> Option<usize> {
-        let pair = ProxyPair::new(self.proxy_of_key(x), self.proxy_of_key(y));
-        self.contacts.binary_search_by(|c| c.pair.cmp(&pair)).ok()
+    /// The place in the contact list of the pair of the bodies of keys `x` and `y`, and the
+    /// proxy of the body of `x`.
+    fn listed(&self, x: u64, y: u64) -> Option<(usize, u32)> {
+        let (first, second) = (self.proxy_of_key(x)?, self.proxy_of_key(y)?);
+        let pair = ProxyPair::new(first, second);
+        let i = self.contacts.binary_search_by(|c| c.pair.cmp(&pair)).ok()?;
+        Some((i, first))
     }
 
     /// Decomposed stage after the boxes of the grains stepped here (`own_region` is the box
@@ -554,7 +621,7 @@ impl World {
                 continue;
             };
             let ghost = GhostState {
-                slot: slot as u32,
+                id: self.numbering.id(slot),
                 shape,
                 material,
                 inertia,
@@ -581,8 +648,11 @@ impl World {
         let mut kept = vec![false; self.slots.len()];
         for (from, bytes) in received.iter().enumerate() {
             for g in decode::<Vec<GhostState>>(bytes) {
-                kept[g.slot as usize] = true;
-                self.place_ghost(&mut d, g, from as u32);
+                let slot = self.place_ghost(&mut d, g, from as u32);
+                if slot >= kept.len() {
+                    kept.resize(slot + 1, false);
+                }
+                kept[slot] = true;
             }
         }
         for (slot, kept) in kept.into_iter().enumerate() {
@@ -591,7 +661,9 @@ impl World {
                     let _ = self.ecs.despawn(entity);
                 }
                 self.kinematics[slot] = None;
+                // The broad phase sees it gone in this step: its slot is free after that.
                 self.boxes[self.grain_proxy[slot] as usize] = None;
+                self.numbering.release(slot);
                 d.held[slot] = Held::Absent;
             }
         }
@@ -601,9 +673,9 @@ impl World {
         (region, elapsed)
     }
 
-    /// A ghost at its state of this step, created when it is new here.
-    fn place_ghost(&mut self, d: &mut Decomposition, g: GhostState, owner: u32) {
-        let slot = g.slot as usize;
+    /// A ghost at its state of this step, created when it is new here; returns its slot.
+    fn place_ghost(&mut self, d: &mut Decomposition, g: GhostState, owner: u32) -> usize {
+        let slot = self.slot_here(d, g.id, [0; 3]);
         match self.slots[slot] {
             Some(entity) if matches!(d.held[slot], Held::Ghost(_)) => {
                 if let Ok(mut pose) = self.ecs.get::<&mut Pose>(entity) {
@@ -614,9 +686,14 @@ impl World {
                 if let Some(entity) = self.slots[slot] {
                     let _ = self.ecs.despawn(entity);
                 }
-                let entity =
-                    self.ecs
-                        .spawn((Slot(g.slot), g.pose, g.inertia, g.shape, g.material, Ghost));
+                let entity = self.ecs.spawn((
+                    Slot(slot as u32),
+                    g.pose,
+                    g.inertia,
+                    g.shape,
+                    g.material,
+                    Ghost,
+                ));
                 self.slots[slot] = Some(entity);
             }
         }
@@ -635,6 +712,7 @@ impl World {
             },
             g.inertia,
         ));
+        slot
     }
 
     /// Decomposed stage before the narrow phase: each proxy's key and owner, and each
@@ -645,9 +723,9 @@ impl World {
         };
         d.owners.clear();
         d.owners.extend(self.proxies.iter().map(|body| match *body {
-            Body::Grain(slot) => match d.held[slot as usize] {
-                Held::Owned => (slot, d.rank),
-                Held::Ghost(owner) => (slot, owner),
+            Body::Grain(slot, id) => match d.held[slot as usize] {
+                Held::Owned => (id, d.rank),
+                Held::Ghost(owner) => (id, owner),
                 Held::Absent => (NOT_A_GRAIN, u32::MAX),
             },
             Body::Wall(_) => (NOT_A_GRAIN, 0),
@@ -666,8 +744,7 @@ impl World {
         if !d.stash.is_empty() {
             let stash = std::mem::take(&mut d.stash);
             for ((first, second), state) in stash {
-                if let Some(i) = self.listed(first, second) {
-                    let first = self.proxy_of_key(first);
+                if let Some((i, first)) = self.listed(first, second) {
                     adopt(&mut self.contacts[i], &state, first);
                 }
             }
@@ -691,13 +768,13 @@ impl World {
             }
             evaluated += 1;
             let Some(f) = f else { continue };
-            let (Body::Grain(a), Body::Grain(b)) = (
+            let (Body::Grain(slot_a, a), Body::Grain(slot_b, b)) = (
                 self.proxies[c.pair.a as usize],
                 self.proxies[c.pair.b as usize],
             ) else {
                 continue;
             };
-            for slot in [a, b] {
+            for slot in [slot_a, slot_b] {
                 if let Held::Ghost(owner) = d.held[slot as usize] {
                     let (low, high) = (a.min(b), a.max(b));
                     let (force, torque) = if high == b {
@@ -721,11 +798,11 @@ impl World {
         let received = d.round(outgoing);
         for bytes in &received {
             for r in decode::<Vec<ForceRecord>>(bytes) {
-                let Some(i) = self.listed(grain_key(r.low), grain_key(r.high)) else {
+                let Some((i, low)) = self.listed(grain_key(r.low), grain_key(r.high)) else {
                     continue;
                 };
                 let pair = self.contacts[i].pair;
-                let high_is_b = pair.b == self.grain_proxy[r.high as usize];
+                let high_is_b = pair.a == low;
                 let force = ContactForce {
                     pair,
                     force_on_b: r.force_on_high,
@@ -902,11 +979,12 @@ fn adopt(contact: &mut Contact, s: &PairState, first: u32) {
     contact.flipped = contact.pair.a != first;
 }
 
-/// What one process contributes to a gathered snapshot: its own grains (with their pending
-/// loads and boxes) and the states of the pairs it evaluates.
+/// What one process contributes to a gathered snapshot: its own grains by id (with their
+/// pending loads and boxes; a grain removed since the last step with its box alone, which
+/// the broad phase still holds) and the states of the pairs it evaluates.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct SnapshotPart {
-    grains: Vec<(u32, GrainSnapshot, Load, Option<Aabb>)>,
+    grains: Vec<(u32, Option<GrainSnapshot>, Load, Option<Aabb>)>,
     pairs: Vec<PairState>,
 }
 
@@ -943,9 +1021,10 @@ impl World {
             grains: (0..self.slots.len())
                 .filter(|&slot| d.held[slot] == Held::Owned)
                 .filter_map(|slot| {
-                    let proxy = self.grain_proxy[slot] as usize;
-                    let g = self.grain_snapshot(slot)?;
-                    Some((slot as u32, g, self.pending[slot], self.boxes[proxy]))
+                    let aabb = self.boxes[self.grain_proxy[slot] as usize];
+                    let g = self.grain_snapshot(slot);
+                    (g.is_some() || aabb.is_some())
+                        .then(|| (self.numbering.id(slot), g, self.pending[slot], aabb))
                 })
                 .collect(),
             pairs: self
@@ -968,23 +1047,33 @@ impl World {
             self.decomposition = Some(d);
             return None;
         }
+        // In the numbering of a single process: grain `id` in slot and proxy `id`, the walls'
+        // proxies after them.
+        let ids = self.numbering.id_count();
         let mut snapshot = self.snapshot();
-        for g in &mut snapshot.grains {
-            *g = None;
-        }
-        for (slot, proxy) in self.grain_proxy.iter().enumerate() {
-            snapshot.boxes[*proxy as usize] = None;
-            snapshot.pending[slot] = Load::default();
-        }
+        snapshot.grains = vec![None; ids as usize];
+        snapshot.pending = vec![Load::default(); ids as usize];
+        snapshot.proxies = (0..ids)
+            .map(|id| BodyRef::Grain(GrainId(id)))
+            .chain((0..self.walls.len() as u32).map(|w| BodyRef::Wall(WallId(w))))
+            .collect();
+        snapshot.boxes = vec![None; ids as usize];
+        snapshot
+            .boxes
+            .extend(self.wall_proxy.iter().map(|&p| self.boxes[p as usize]));
+        let proxy_of_key = |key: u64| match u32::try_from(key) {
+            Ok(id) => id,
+            Err(_) => ids + (key & u64::from(u32::MAX)) as u32,
+        };
         let mut contacts = Vec::new();
         for part in parts {
-            for (slot, g, pending, aabb) in part.grains {
-                snapshot.grains[slot as usize] = Some(g);
-                snapshot.pending[slot as usize] = pending;
-                snapshot.boxes[self.grain_proxy[slot as usize] as usize] = aabb;
+            for (id, g, pending, aabb) in part.grains {
+                snapshot.grains[id as usize] = g;
+                snapshot.pending[id as usize] = pending;
+                snapshot.boxes[id as usize] = aabb;
             }
             for s in part.pairs {
-                let (first, second) = (self.proxy_of_key(s.first), self.proxy_of_key(s.second));
+                let (first, second) = (proxy_of_key(s.first), proxy_of_key(s.second));
                 contacts.push(ContactSnapshot {
                     pair: ProxyPair::new(first, second),
                     features: s.features,

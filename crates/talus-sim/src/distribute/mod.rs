@@ -279,7 +279,7 @@ impl World {
         let start = Instant::now();
         d.traffic.steps += 1;
         let key_of = |body: &Body| match *body {
-            Body::Grain(slot) if self.slots[slot as usize].is_some() => slot,
+            Body::Grain(slot, id) if self.slots[slot as usize].is_some() => id,
             _ => NOT_A_GRAIN,
         };
         let position = |proxy: usize| self.bodies[proxy].pose.position;
