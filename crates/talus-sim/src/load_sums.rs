@@ -8,15 +8,24 @@
 //! to the last bit whatever the numbering, the renumbering interval, or the split of the
 //! pairs among threads and processes.
 //!
-//! The terms are met in list order, gathered per body by a counting sort (stable, O(terms)),
-//! and each body's few terms (a dozen in a dense packing) put in partner order by
-//! counting, for each, the terms of smaller key. Every buffer is kept from step to step.
+//! The terms are met in list order, each as where its load comes from (a pair and a side of
+//! it), gathered per body by a counting sort (stable, O(terms)); each body's few terms (a
+//! dozen in a dense packing) are put in partner order by counting, for each, the terms of
+//! smaller key, and their loads worked out and summed. The bodies' sums depend on nothing
+//! but their own terms, so they are taken in parallel. Every buffer is kept from step to
+//! step.
+
+use rayon::prelude::*;
 
 use crate::integrate::Load;
 use crate::world::Body;
 
 /// Most terms of one body ranked by counting; a body with more is sorted.
 const RANKED: usize = 32;
+
+/// Below this many bodies the sums are taken on the calling thread (a parallel loop costs
+/// tens of µs to start; the sums of a dense packing take about 100 ns per grain).
+const PARALLEL_BODIES: usize = 1024;
 
 /// The partner key of a wall: walls come after every grain.
 const WALL_KEY: u64 = 1 << 32;
@@ -43,19 +52,18 @@ pub(crate) fn identity_key(body: Body) -> u64 {
     }
 }
 
-/// A term's place in a body's sum: its partner and where its load was met.
+/// A term's place in a body's sum: its partner and where its load comes from.
 #[derive(Debug, Clone, Copy, Default)]
 struct Place {
     partner: u64,
-    term: u32,
+    source: u32,
 }
 
 /// One term of a body's sum, as met.
 #[derive(Debug, Clone, Copy)]
 struct Term {
     body: u32,
-    partner: u64,
-    load: Load,
+    place: Place,
 }
 
 /// The terms of a step and the buffers that order them.
@@ -63,6 +71,8 @@ struct Term {
 pub(crate) struct LoadSums {
     /// The terms, in the order met.
     terms: Vec<Term>,
+    /// The loads given by value ([`LoadSums::push`]), by source.
+    loads: Vec<Load>,
     /// Per body, the start of its terms in `places` (one more entry than bodies).
     starts: Vec<u32>,
     /// The next free place of each body's terms while they are placed.
@@ -75,42 +85,76 @@ impl LoadSums {
     /// Forgets the last step's terms.
     pub fn clear(&mut self) {
         self.terms.clear();
+        self.loads.clear();
     }
 
     /// The load `load` on body `body` from the body of key `partner`; each body meets each
-    /// partner once.
+    /// partner once. Not to be mixed with [`LoadSums::push_source`] between two clears.
     #[inline]
     pub fn push(&mut self, body: u32, partner: u64, load: Load) {
+        let source = self.loads.len() as u32;
+        self.loads.push(load);
+        self.push_source(body, partner, source);
+    }
+
+    /// A load on body `body` from the body of key `partner`, which the sum finds from
+    /// `source` (see [`LoadSums::sum_into`]); each body meets each partner once.
+    #[inline]
+    pub fn push_source(&mut self, body: u32, partner: u64, source: u32) {
         self.terms.push(Term {
             body,
-            partner,
-            load,
+            place: Place { partner, source },
         });
     }
 
     /// Calls `add(body, sum)` for every body of `0..bodies` with terms, in body order, its
-    /// terms summed from zero in the order of their partners' keys.
+    /// terms (given by [`LoadSums::push`]) summed from zero in the order of their partners'
+    /// keys.
     pub fn sum(&mut self, bodies: usize, mut add: impl FnMut(usize, Load)) {
         self.gather(bodies);
+        let loads = &self.loads;
         for b in 0..bodies {
-            if let Some(sum) = self.body_sum(b) {
+            if let Some(sum) = self.body_sum(b, |source| loads[source as usize]) {
                 add(b, sum);
             }
         }
     }
 
-    /// Adds each body's sum (see [`LoadSums::sum`]) to its load: bodies `0..grains.len()`
-    /// in `grains`, the next ones in `walls`.
-    pub fn sum_into(&mut self, grains: &mut [Load], walls: &mut [Load]) {
+    /// Adds each body's sum to its load, the load of each term found by `load_of(source)`
+    /// (see [`LoadSums::push_source`]), summed from zero in the order of the partners'
+    /// keys: bodies `0..grains.len()` in `grains` (in parallel on the current thread pool
+    /// when there are many and `parallel`: each body's sum is its own), the next ones in
+    /// `walls`.
+    pub fn sum_into(
+        &mut self,
+        grains: &mut [Load],
+        walls: &mut [Load],
+        parallel: bool,
+        load_of: impl Fn(u32) -> Load + Sync,
+    ) {
         self.gather(grains.len() + walls.len());
-        for (b, load) in grains.iter_mut().chain(walls.iter_mut()).enumerate() {
-            if let Some(sum) = self.body_sum(b) {
+        let add = |(b, load): (usize, &mut Load)| {
+            if let Some(sum) = self.body_sum(b, &load_of) {
                 *load += sum;
             }
+        };
+        if parallel && grains.len() >= PARALLEL_BODIES {
+            grains
+                .par_iter_mut()
+                .enumerate()
+                .with_min_len(256)
+                .for_each(add);
+        } else {
+            grains.iter_mut().enumerate().for_each(add);
+        }
+        let first_wall = grains.len();
+        for (w, load) in walls.iter_mut().enumerate() {
+            add((first_wall + w, load));
         }
     }
 
-    /// The terms gathered by body (a counting sort, stable).
+    /// The terms gathered by body (a counting sort, stable); the terms of a body with more
+    /// than can be ranked sorted by partner.
     fn gather(&mut self, bodies: usize) {
         self.starts.clear();
         self.starts.resize(bodies + 1, 0);
@@ -123,13 +167,16 @@ impl LoadSums {
         self.next.clear();
         self.next.extend_from_slice(&self.starts[..bodies]);
         self.places.resize(self.terms.len(), Place::default());
-        for (i, t) in self.terms.iter().enumerate() {
+        for t in &self.terms {
             let at = &mut self.next[t.body as usize];
-            self.places[*at as usize] = Place {
-                partner: t.partner,
-                term: i as u32,
-            };
+            self.places[*at as usize] = t.place;
             *at += 1;
+        }
+        for b in 0..bodies {
+            let range = self.range(b);
+            if range.len() > RANKED {
+                self.places[range].sort_unstable_by_key(|p| p.partner);
+            }
         }
     }
 
@@ -139,41 +186,30 @@ impl LoadSums {
     }
 
     /// Body `b`'s sum, `None` without terms.
-    fn body_sum(&mut self, b: usize) -> Option<Load> {
-        match self.range(b).len() {
-            0 => None,
-            n if n <= RANKED => self.ranked_sum(b),
-            _ => Some(self.sorted_sum(b)),
-        }
-    }
-
-    /// Body `b`'s sum, of at most [`RANKED`] terms.
-    fn ranked_sum(&self, b: usize) -> Option<Load> {
+    fn body_sum(&self, b: usize, load_of: impl Fn(u32) -> Load) -> Option<Load> {
         let places = &self.places[self.range(b)];
-        // Each term's rank among its body's, by counting the smaller keys: no branch on
-        // the data (the terms come in random order), unlike a sort.
-        let mut order = [0u32; RANKED];
-        for p in places {
-            let rank = places.iter().filter(|q| q.partner < p.partner).count();
-            order[rank] = p.term;
+        if places.is_empty() {
+            return None;
         }
         let mut sum = Load::default();
-        for &term in &order[..places.len()] {
-            sum += self.terms[term as usize].load;
+        if places.len() > RANKED {
+            // Sorted by the gather.
+            for p in places {
+                sum += load_of(p.source);
+            }
+        } else {
+            // Each term's rank among its body's, by counting the smaller keys: no branch on
+            // the data (the terms come in random order), unlike a sort.
+            let mut order = [0u32; RANKED];
+            for p in places {
+                let rank = places.iter().filter(|q| q.partner < p.partner).count();
+                order[rank] = p.source;
+            }
+            for &source in &order[..places.len()] {
+                sum += load_of(source);
+            }
         }
         Some(sum)
-    }
-
-    /// Body `b`'s sum, its terms sorted (a body of many terms: a wall, a large grain).
-    fn sorted_sum(&mut self, b: usize) -> Load {
-        let range = self.range(b);
-        let places = &mut self.places[range];
-        places.sort_unstable_by_key(|p| p.partner);
-        let mut sum = Load::default();
-        for p in places.iter() {
-            sum += self.terms[p.term as usize].load;
-        }
-        sum
     }
 }
 
@@ -220,8 +256,17 @@ mod tests {
 
     #[test]
     fn each_body_sums_its_terms_in_partner_order_whatever_order_they_come_in() {
+        // Few bodies (summed on one thread) and many (on two).
+        sums_in_partner_order(30);
+        sums_in_partner_order(1500);
+    }
+
+    fn sums_in_partner_order(bodies: u32) {
         let mut r = ChaCha8Rng::seed_from_u64(3);
-        let bodies = 30;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
         let all = terms(&mut r, bodies);
         // The oracle: each body's terms sorted by partner and summed from zero.
         let mut expected = vec![None; bodies as usize];
@@ -253,13 +298,22 @@ mod tests {
                 last = Some(b);
                 got[b] = Some(load);
             });
-            // The same sums added to loads, grains and walls apart.
+            // The same sums added to loads, grains and walls apart, each load found from
+            // where it comes from.
             sums.clear();
-            for &(body, partner, load) in &shuffled {
-                sums.push(body, partner, load);
+            for (source, &(body, partner, _)) in shuffled.iter().enumerate() {
+                sums.push_source(body, partner, source as u32);
             }
-            let (mut grains, mut walls) = (vec![Load::default(); 20], vec![Load::default(); 10]);
-            sums.sum_into(&mut grains, &mut walls);
+            let walls = 10;
+            let (mut grains, mut walls) = (
+                vec![Load::default(); (bodies - walls) as usize],
+                vec![Load::default(); walls as usize],
+            );
+            pool.install(|| {
+                sums.sum_into(&mut grains, &mut walls, true, |source| {
+                    shuffled[source as usize].2
+                })
+            });
             for (b, load) in grains.iter().chain(&walls).enumerate() {
                 assert_eq!(*load, got[b].unwrap_or_default(), "body {b}");
             }

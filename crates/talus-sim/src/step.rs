@@ -25,6 +25,7 @@
 //!
 //! The step is generic over the [`Integrator`]: the scheme is chosen once per step.
 
+use std::sync::PoisonError;
 use std::time::{Duration, Instant};
 
 use hecs::Entity;
@@ -48,6 +49,15 @@ use crate::world::{Body, BoundingMethod, FieldInput, Fresh, Slot, StepStats, Wor
 
 /// Below this many pairs the narrow phase runs on the calling thread.
 const PARALLEL_PAIRS: usize = 256;
+
+/// Below this many grains the stages over the grains (predict, bounds, the bodies' states)
+/// run on the calling thread. They take 50 to 100 ns per grain, and waking the worker
+/// threads for a parallel loop costs some 60 µs on a virtual machine whose idle cores
+/// sleep: fewer grains gain nothing from a second thread.
+const PARALLEL_GRAINS: usize = 4096;
+
+/// Fewest grains one thread takes at a time in a stage over the grains.
+const PARALLEL_CHUNK: usize = 256;
 
 /// One body as the contact stage sees it this step, by value (kept in a buffer reused
 /// from step to step); [`BodyViews::view`] adds its solid.
@@ -278,41 +288,98 @@ impl World {
         &self.stats
     }
 
+    /// Whether the stages over the grains run on the worker threads: with several, and
+    /// enough grains to share.
+    fn parallel_grains(&self) -> bool {
+        self.pool.current_num_threads() > 1 && self.slots.len() >= PARALLEL_GRAINS
+    }
+
     /// Stage 1: every grain to where the forces are evaluated; its kinematics and inertia
-    /// by slot.
+    /// by slot. In parallel over batches of the grains, each worker's results kept in its
+    /// own buffer and put in place after (each grain's depend on it alone).
     fn predict<I: Integrator>(&mut self, dt: f64) {
-        for (slot, pose, state, inertia) in
-            self.ecs.query_mut::<(&Slot, &mut Pose, &mut I, &Inertia)>()
-        {
-            self.kinematics[slot.0 as usize] = Some((state.predict(pose, inertia, dt), *inertia));
+        let one = |(slot, pose, state, inertia): (&Slot, &mut Pose, &mut I, &Inertia)| {
+            (slot.0, state.predict(pose, inertia, dt), *inertia)
+        };
+        if !self.parallel_grains() {
+            for (slot, kinematics, inertia) in self
+                .ecs
+                .query_mut::<(&Slot, &mut Pose, &mut I, &Inertia)>()
+                .into_iter()
+                .map(one)
+            {
+                self.kinematics[slot as usize] = Some((kinematics, inertia));
+            }
+            return;
+        }
+        let threads = self.pool.current_num_threads();
+        self.predicted.resize_with(threads, Default::default);
+        let buffers = &self.predicted;
+        let grains = self
+            .ecs
+            .query_mut::<(&Slot, &mut Pose, &mut I, &Inertia)>()
+            .into_iter_batched(PARALLEL_CHUNK as u32);
+        self.pool.install(|| {
+            grains.par_bridge().for_each(|batch| {
+                let worker = rayon::current_thread_index().unwrap_or(0);
+                buffers[worker]
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .extend(batch.map(one));
+            });
+        });
+        for buffer in &mut self.predicted {
+            let buffer = buffer.get_mut().unwrap_or_else(PoisonError::into_inner);
+            for (slot, kinematics, inertia) in buffer.drain(..) {
+                self.kinematics[slot as usize] = Some((kinematics, inertia));
+            }
         }
     }
 
     /// Stage 2, for the grains: a bounding box per grain stepped here (not the ghosts of a
     /// decomposed run, whose boxes come with them), grown by the margin; returns the box
-    /// around them all.
+    /// around them all. In parallel over the proxies.
     fn grain_bounds(&mut self) -> Option<Aabb> {
         // A law that reaches across a gap (a liquid bridge) needs the pairs that close.
         let margin = self.box_margin();
         let bounding = self.params.bounding;
-        let mut region: Option<Aabb> = None;
-        for (slot, entity) in self.slots.iter().enumerate() {
-            if entity.is_none() {
-                self.boxes[self.grain_proxy[slot] as usize] = None;
-            }
-        }
-        for (slot, pose, shape) in self
-            .ecs
-            .query_mut::<hecs::Without<(&Slot, &Pose, &ShapeId), &Ghost>>()
-        {
-            let Ok(shape) = self.shapes.get(*shape) else {
-                continue;
+        let parallel = self.parallel_grains();
+        let (shapes, slots) = (&self.shapes, &self.slots);
+        let mut query = self.box_query.query(&self.ecs);
+        let grains = query.view();
+        let bound = |(aabb, body): (&mut Option<Aabb>, &Body)| {
+            let Body::Grain(slot, _) = *body else {
+                return None;
             };
-            let aabb = grain_box(shape, pose, bounding, margin);
-            self.boxes[self.grain_proxy[slot.0 as usize] as usize] = Some(aabb);
-            region = Some(enclose(region, aabb));
-        }
-        region
+            let Some(entity) = slots[slot as usize] else {
+                *aabb = None;
+                return None;
+            };
+            let (pose, shape, None) = grains.get(entity)? else {
+                return None;
+            };
+            let b = grain_box(shapes.get(*shape).ok()?, pose, bounding, margin);
+            *aabb = Some(b);
+            Some(b)
+        };
+        // The box around all is the same whatever order they are met in (min and max).
+        let around = |a: Option<Aabb>, b: Option<Aabb>| match (a, b) {
+            (Some(a), Some(b)) => Some(enclose(Some(a), b)),
+            (a, b) => a.or(b),
+        };
+        let (boxes, proxies) = (&mut self.boxes, &self.proxies);
+        in_pool(&self.pool, parallel, || {
+            if parallel {
+                boxes
+                    .par_iter_mut()
+                    .zip(proxies)
+                    .with_min_len(PARALLEL_CHUNK)
+                    .map(bound)
+                    .reduce(|| None, around)
+            } else {
+                boxes.iter_mut().zip(proxies).map(bound).fold(None, around)
+            }
+        })
     }
 
     /// Stage 2, for the walls: each wall's state and box at the end of the step. A
@@ -448,6 +515,7 @@ impl World {
     /// What each proxy is this step, at its evaluated pose and velocity: one contiguous
     /// array, gathered once per step, that the narrow phase reads by proxy.
     fn gather_bodies(&mut self) {
+        let parallel = self.parallel_grains();
         let shapes = &self.shapes;
         let ecs = &self.ecs;
         let walls = &self.walls;
@@ -456,57 +524,70 @@ impl World {
         let boxes = &self.boxes;
         let mut solid_query = self.solid_query.query(ecs);
         let solids = solid_query.view();
-        self.bodies.clear();
-        self.bodies
-            .extend(self.proxies.iter().zip(boxes).map(|(body, aabb)| {
-                let box_center = aabb.map_or(DVec3::ZERO, |b| 0.5 * (b.min + b.max));
-                match *body {
-                    Body::Grain(slot, _) => {
-                        let (Some(entity), Some((k, inertia))) =
-                            (slots[slot as usize], kinematics[slot as usize])
-                        else {
-                            return BodyState::ABSENT;
-                        };
-                        let Some((shape, radius, material)) = solids
-                            .get(entity)
-                            .map(|(id, m)| (*id, m.0))
-                            .and_then(|(id, m)| {
-                                shapes.get(id).ok().map(|s| (id, s.equivalent_radius, m))
-                            })
-                        else {
-                            return BodyState::ABSENT;
-                        };
-                        BodyState {
-                            solid: SolidKey::Grain(shape),
-                            pose: k.pose,
-                            velocity: k.velocity,
-                            angular_velocity: k.angular_velocity,
-                            mass: inertia.mass,
-                            radius,
-                            material,
-                            box_center,
-                        }
-                    }
-                    Body::Wall(w) => {
-                        let state = wall_states[w as usize];
-                        BodyState {
-                            solid: match &walls[w as usize].geometry {
-                                WallGeometry::HalfSpace { normal } => {
-                                    SolidKey::HalfSpace(state.pose.rotation * *normal)
-                                }
-                                WallGeometry::Body(_) => SolidKey::Wall(w),
-                            },
-                            pose: state.pose,
-                            velocity: state.velocity,
-                            angular_velocity: state.angular_velocity,
-                            mass: f64::INFINITY,
-                            radius: f64::INFINITY,
-                            material: walls[w as usize].material.map_or(NO_MATERIAL, |m| m.0),
-                            box_center,
-                        }
+        let state = |(body, aabb): (&Body, &Option<Aabb>)| {
+            let box_center = aabb.map_or(DVec3::ZERO, |b| 0.5 * (b.min + b.max));
+            match *body {
+                Body::Grain(slot, _) => {
+                    let (Some(entity), Some((k, inertia))) =
+                        (slots[slot as usize], kinematics[slot as usize])
+                    else {
+                        return BodyState::ABSENT;
+                    };
+                    let Some((shape, radius, material)) = solids
+                        .get(entity)
+                        .map(|(id, m)| (*id, m.0))
+                        .and_then(|(id, m)| {
+                            shapes.get(id).ok().map(|s| (id, s.equivalent_radius, m))
+                        })
+                    else {
+                        return BodyState::ABSENT;
+                    };
+                    BodyState {
+                        solid: SolidKey::Grain(shape),
+                        pose: k.pose,
+                        velocity: k.velocity,
+                        angular_velocity: k.angular_velocity,
+                        mass: inertia.mass,
+                        radius,
+                        material,
+                        box_center,
                     }
                 }
-            }));
+                Body::Wall(w) => {
+                    let state = wall_states[w as usize];
+                    BodyState {
+                        solid: match &walls[w as usize].geometry {
+                            WallGeometry::HalfSpace { normal } => {
+                                SolidKey::HalfSpace(state.pose.rotation * *normal)
+                            }
+                            WallGeometry::Body(_) => SolidKey::Wall(w),
+                        },
+                        pose: state.pose,
+                        velocity: state.velocity,
+                        angular_velocity: state.angular_velocity,
+                        mass: f64::INFINITY,
+                        radius: f64::INFINITY,
+                        material: walls[w as usize].material.map_or(NO_MATERIAL, |m| m.0),
+                        box_center,
+                    }
+                }
+            }
+        };
+        let (bodies, proxies) = (&mut self.bodies, &self.proxies);
+        bodies.clear();
+        in_pool(&self.pool, parallel, || {
+            if parallel {
+                bodies.par_extend(
+                    proxies
+                        .par_iter()
+                        .zip(boxes)
+                        .with_min_len(PARALLEL_CHUNK)
+                        .map(state),
+                );
+            } else {
+                bodies.extend(proxies.iter().zip(boxes).map(state));
+            }
+        });
     }
 
     /// Stage 5: the contact forces summed into `loads` (grains) and `wall_loads`, each
@@ -521,64 +602,63 @@ impl World {
         let mut count = 0;
         let mut max_ratio: f64 = 0.0;
         let mut grain_contacts = 0usize;
-        let periodic = self.params.periodic;
         // Bodies of the sums: grains by slot, then walls by index.
         let grain_bodies = self.slots.len() as u32;
         let body_of = |body: Body| match body {
             Body::Grain(slot, _) => (slot, identity_key(body)),
             Body::Wall(w) => (grain_bodies + w, identity_key(body)),
         };
+        let load_of = ContactLoads {
+            contacts: &self.contacts,
+            forces: &self.contact_forces,
+            bodies: &self.bodies,
+            periodic: self.params.periodic,
+        };
         // In a decomposed run: the pairs evaluated here count, the loads on this process's
         // own grains are summed, and those on walls gathered from all processes.
         let rank = self.decomposition.as_ref().map(|d| d.rank);
         self.load_sums.clear();
-        for (c, f) in self.contacts.iter().zip(&self.contact_forces) {
+        for (i, (c, f)) in self.contacts.iter().zip(&self.contact_forces).enumerate() {
             let Some(f) = f else { continue };
             if rank.is_none_or(|r| c.owner == r) {
                 count += 1;
                 max_ratio = max_ratio.max(f.depth_ratio);
             }
-            // The force acts where the body met first is; the other is met at its image
-            // nearest it.
-            let (a, b) = (f.pair.a as usize, f.pair.b as usize);
-            let (first, second) = f.pair.oriented(c.flipped);
-            let (first, second) = (first as usize, second as usize);
-            let shift =
-                BodyState::image_shift(&periodic, &self.bodies[first], &self.bodies[second]);
-            let shift_of = |proxy: usize| if proxy == second { shift } else { DVec3::ZERO };
-            let (body_a, key_a) = body_of(self.proxies[a]);
-            let (body_b, key_b) = body_of(self.proxies[b]);
-            for (proxy, body, partner, force, couple, shift) in [
-                (a, body_a, key_b, -f.force_on_b, -f.torque_on_b, shift_of(a)),
-                (b, body_b, key_a, f.force_on_b, f.torque_on_b, shift_of(b)),
+            let (a, b) = (
+                self.proxies[f.pair.a as usize],
+                self.proxies[f.pair.b as usize],
+            );
+            let ((body_a, key_a), (body_b, key_b)) = (body_of(a), body_of(b));
+            for (on, body, partner, source) in [
+                (a, body_a, key_b, ContactLoads::source(i, false)),
+                (b, body_b, key_a, ContactLoads::source(i, true)),
             ] {
-                let position = self.bodies[proxy].pose.position + shift;
-                let load = Load {
-                    force,
-                    torque: (f.point - position).cross(force) + couple,
-                };
-                match (self.proxies[proxy], self.decomposition.as_mut()) {
+                match (on, self.decomposition.as_mut()) {
                     (Body::Grain(..), None) => {
-                        self.load_sums.push(body, partner, load);
+                        self.load_sums.push_source(body, partner, source);
                         grain_contacts += 1;
                     }
-                    (Body::Wall(_), None) => self.load_sums.push(body, partner, load),
+                    (Body::Wall(_), None) => self.load_sums.push_source(body, partner, source),
                     (Body::Grain(slot, _), Some(d)) => {
                         if d.held[slot as usize] == Held::Owned {
-                            self.load_sums.push(body, partner, load);
+                            self.load_sums.push_source(body, partner, source);
                             grain_contacts += 1;
                         }
                     }
                     (Body::Wall(w), Some(d)) => {
                         if c.owner == d.rank {
-                            d.wall_terms.push((w, partner, load));
+                            d.wall_terms.push((w, partner, load_of.load(source)));
                         }
                     }
                 }
             }
         }
-        self.load_sums
-            .sum_into(&mut self.loads, &mut self.wall_loads);
+        let parallel = self.pool.current_num_threads() > 1;
+        let (load_sums, loads, wall_loads) =
+            (&mut self.load_sums, &mut self.loads, &mut self.wall_loads);
+        in_pool(&self.pool, parallel, || {
+            load_sums.sum_into(loads, wall_loads, parallel, |source| load_of.load(source));
+        });
         let gravity = self.params.gravity;
         let mut grains = 0usize;
         for (slot, entry) in self.kinematics.iter().enumerate() {
@@ -695,6 +775,49 @@ impl World {
     }
 }
 
+/// The loads of the contact forces on the bodies of their pairs, for the sums of stage 5.
+struct ContactLoads<'a> {
+    contacts: &'a [Contact],
+    forces: &'a [Option<ContactForce>],
+    bodies: &'a [BodyState],
+    periodic: Periodic,
+}
+
+impl ContactLoads<'_> {
+    /// Where the load on pair `i`'s body `b` (else `a`) comes from.
+    fn source(i: usize, on_b: bool) -> u32 {
+        2 * i as u32 + u32::from(on_b)
+    }
+
+    /// The load from `source` (see [`ContactLoads::source`]): the force and torque about
+    /// the body's centre. The force acts where the body met first is; the other is met at
+    /// its image nearest it.
+    fn load(&self, source: u32) -> Load {
+        let (i, on_b) = ((source / 2) as usize, source % 2 == 1);
+        let (Some(f), c) = (&self.forces[i], &self.contacts[i]) else {
+            return Load::default();
+        };
+        let (proxy, force, couple) = if on_b {
+            (f.pair.b, f.force_on_b, f.torque_on_b)
+        } else {
+            (f.pair.a, -f.force_on_b, -f.torque_on_b)
+        };
+        let (first, second) = f.pair.oriented(c.flipped);
+        let mut position = self.bodies[proxy as usize].pose.position;
+        if proxy == second {
+            position += BodyState::image_shift(
+                &self.periodic,
+                &self.bodies[first as usize],
+                &self.bodies[second as usize],
+            );
+        }
+        Load {
+            force,
+            torque: (f.point - position).cross(force) + couple,
+        }
+    }
+}
+
 /// The counts of a step (in a decomposed run, summed over the processes).
 pub(crate) struct StepCounts {
     /// Pairs of bodies in contact.
@@ -707,6 +830,16 @@ pub(crate) struct StepCounts {
     pub grains: usize,
     /// In a decomposed run: listed, started and ended pairs.
     pub pairs: Option<(usize, usize, usize)>,
+}
+
+/// Runs `work` on `pool` when `parallel`, else on the calling thread (without waking the
+/// pool, whose job queue would take memory now and then).
+fn in_pool<R: Send>(
+    pool: &rayon::ThreadPool,
+    parallel: bool,
+    work: impl FnOnce() -> R + Send,
+) -> R {
+    if parallel { pool.install(work) } else { work() }
 }
 
 /// A grain's bounding box at `pose` by `bounding`, grown by `margin`.

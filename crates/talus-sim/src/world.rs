@@ -301,7 +301,16 @@ pub struct World {
     /// The query that gathers the grains' shapes and materials into `bodies`, prepared once
     /// (a query per grain costs more than its lookup; a fresh view allocates).
     pub(crate) solid_query: hecs::PreparedQuery<(&'static ShapeId, &'static MaterialId)>,
+    /// The query that bounds the grains (a ghost's box comes with it), prepared once.
+    pub(crate) box_query: hecs::PreparedQuery<(
+        &'static Pose,
+        &'static ShapeId,
+        Option<&'static crate::distribute::decompose::Ghost>,
+    )>,
     pub(crate) wall_states: Vec<WallState>,
+    /// Scratch of a parallel prediction: per worker thread, the slots it predicted with
+    /// their kinematics and inertia.
+    pub(crate) predicted: Vec<std::sync::Mutex<Vec<(u32, Kinematics, Inertia)>>>,
     pub(crate) pool: rayon::ThreadPool,
     /// Mass, bounding radius and equivalent radius of every distinct kind of grain (shape
     /// and material) added so far: the basis of the critical time step.
@@ -358,6 +367,8 @@ impl World {
             spare_forces: Vec::new(),
             bodies: Vec::new(),
             solid_query: hecs::PreparedQuery::new(),
+            box_query: hecs::PreparedQuery::new(),
+            predicted: Vec::new(),
             wall_states: Vec::new(),
             pool,
             extremes: Vec::new(),

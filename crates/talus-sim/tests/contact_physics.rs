@@ -953,28 +953,40 @@ fn couples_between_grains_conserve_angular_momentum() {
     assert!(gear < 1e-11, "Gear: angular momentum drift {gear:e}");
 }
 
+/// Enough grains that the load sums (above 1 024) and the stages over the grains (predict,
+/// bounds, the bodies' states: above 4 096) run on the worker threads too, not only the
+/// pairs.
 #[test]
 fn thread_count_does_not_change_a_bit() {
+    same_bits_on_any_thread_count(1200, 400);
+    same_bits_on_any_thread_count(4200, 60);
+}
+
+fn same_bits_on_any_thread_count(grains: usize, steps: usize) {
     let run = |threads| {
         let mut w = cloud(
             threads,
             IntegratorKind::Gear,
-            500,
+            grains,
             true,
             DVec3::new(0.0, 0.0, -9.81),
         );
-        for _ in 0..400 {
-            w.step();
+        let mut contacts = 0;
+        for _ in 0..steps {
+            contacts += w.step().contacts;
         }
+        assert!(contacts > steps, "{contacts} contacts");
         w.grains()
             .map(|i| w.grain(i).unwrap())
             .map(|s| (s.pose, s.velocity, s.angular_velocity))
             .collect::<Vec<_>>()
     };
     let one = run(1);
-    let two = run(2);
-    assert_eq!(one.len(), 500);
-    for (x, y) in one.iter().zip(&two) {
+    assert_eq!(one.len(), grains);
+    for (x, y) in [run(2), run(3)]
+        .iter()
+        .flat_map(|other| one.iter().zip(other))
+    {
         assert_eq!(
             x.0.position.to_array().map(f64::to_bits),
             y.0.position.to_array().map(f64::to_bits)
