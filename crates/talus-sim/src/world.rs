@@ -531,6 +531,10 @@ impl World {
             .numbering
             .new_id()
             .expect("fewer than 2^32 ids, checked above");
+        if !self.keeps_added(position) {
+            // Another process of a decomposed run keeps it; here it has its id alone.
+            return Ok(GrainId(id));
+        }
         let slot = self.place_slot(id, image);
         let entity = self.ecs.spawn((
             Slot(slot),
@@ -545,9 +549,7 @@ impl World {
         ));
         self.slots[slot as usize] = Some(entity);
         if let Some(d) = self.decomposition.as_mut() {
-            // Kept at the next step by the process whose region holds it.
-            d.hold_new(slot as usize);
-            d.added.push(slot);
+            d.hold_added(slot);
         }
         Ok(GrainId(id))
     }

@@ -4,8 +4,9 @@
 //! the single process's grains to the last bit, and every process has the single process's
 //! wall loads and contact counts: on 1, 2, 3 and 8 processes, with the regions cut anew in
 //! the middle of contacts, grains crossing the regions in every direction, and a process
-//! without grains; and a checkpoint gathered from 2 processes resumes on 3 and on 1 with
-//! the bits of the uninterrupted run.
+//! without grains; a world cut before its grains are added holds a part from the start;
+//! and a checkpoint gathered from 2 processes resumes on 3 and on 1 with the bits of the
+//! uninterrupted run.
 
 use std::collections::BTreeMap;
 
@@ -15,7 +16,7 @@ use talus_sim::{World, WorldSnapshot};
 
 mod common;
 
-use common::gas::{bits, on_processes, scene, world, world_in};
+use common::gas::{bits, grain_descs, on_processes, scene, world, world_in};
 
 /// A grain's state, bit for bit.
 fn grain_bits(w: &World) -> BTreeMap<u32, Vec<u64>> {
@@ -346,5 +347,62 @@ fn grains_poured_and_removed_on_every_process_give_the_bits_of_one() {
                 step + 1
             );
         }
+    }
+}
+
+/// A world cut from where its grains will be, before they are added: each process adds the
+/// grains of its region alone (taking the others' ids, so that every process numbers the
+/// grains alike), holds its part from the start, and the run has the bits of one.
+#[test]
+fn a_world_cut_before_its_grains_are_added_holds_its_part_from_the_start() {
+    let integrator = IntegratorKind::Gear;
+    let grains = 90;
+    let single = trace(&mut world(integrator, grains), 200);
+    let runs = on_processes(3, |ex| {
+        let mut w = scene(integrator);
+        w.decompose(Box::new(ex), 50).unwrap();
+        let descs = grain_descs(grains);
+        let positions: Vec<DVec3> = descs.iter().map(|d| d.position).collect();
+        w.cut_before_adding(&positions).unwrap();
+        let ids: Vec<u32> = descs
+            .into_iter()
+            .map(|d| w.add_grain(d).unwrap().0)
+            .collect();
+        assert_eq!(ids, (0..grains as u32).collect::<Vec<_>>());
+        let own = w.grains().count();
+        assert_eq!(
+            w.grain_slots(),
+            own,
+            "per-grain arrays as long as the own grains"
+        );
+        assert_eq!(
+            w.ecs().len() as usize,
+            own,
+            "no entity of the others' grains"
+        );
+        // Cut once is enough: a second cut, or a cut of a world holding grains, is refused.
+        assert!(w.cut_before_adding(&positions).is_err());
+        (own, trace(&mut w, 200))
+    });
+    let held: Vec<usize> = runs.iter().map(|r| r.0).collect();
+    assert_eq!(held.iter().sum::<usize>(), grains, "{held:?}");
+    assert!(held.iter().all(|&h| h < grains), "each a part: {held:?}");
+    let traces: Vec<Trace> = runs.into_iter().map(|r| r.1).collect();
+    assert_same(&single, &traces, "cut before adding");
+}
+
+#[test]
+fn a_cut_before_adding_needs_an_empty_decomposed_world() {
+    let positions = [DVec3::ZERO];
+    let mut single = scene(IntegratorKind::Verlet);
+    let e = single.cut_before_adding(&positions).unwrap_err();
+    assert!(e.to_string().contains("not decomposed"), "{e}");
+    let messages = on_processes(2, |ex| {
+        let mut w = world(IntegratorKind::Verlet, 10);
+        w.decompose(Box::new(ex), 50).unwrap();
+        w.cut_before_adding(&positions).unwrap_err().to_string()
+    });
+    for m in messages {
+        assert!(m.contains("a world of 10 grains"), "{m}");
     }
 }

@@ -189,6 +189,18 @@ impl Decomposition {
         }
     }
 
+    /// Grain `slot`, just added here: owned when the regions are cut (the world was cut
+    /// before its grains were added, or has been stepped: only the process whose region
+    /// holds it adds it), else kept at the next step by the process whose region holds it.
+    pub(crate) fn hold_added(&mut self, slot: u32) {
+        self.hold_new(slot as usize);
+        if self.regions.is_some() {
+            self.held[slot as usize] = Held::Owned;
+        } else {
+            self.added.push(slot);
+        }
+    }
+
     /// One round of `outgoing` messages, accounted.
     fn round(&mut self, outgoing: Vec<Vec<u8>>) -> Vec<Vec<u8>> {
         self.traffic.bytes_sent += outgoing
@@ -274,6 +286,63 @@ impl World {
             },
         });
         Ok(())
+    }
+
+    /// The first cut of a decomposed world that holds no grain yet, made from where its
+    /// grains will be: `positions` are those of the grains about to be added, in the order
+    /// they will be added (every process of the group gives the same). From then on each
+    /// process keeps only the grains [`World::add_grain`] adds in its own region, and takes
+    /// only the ids of the others: no process ever holds the whole run, not even at its
+    /// start. Without this call, the first step cuts a world every process holds whole.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidParameter`] for a world not decomposed, already cut (stepped) or
+    /// holding grains.
+    pub fn cut_before_adding(&mut self, positions: &[DVec3]) -> Result<(), SimError> {
+        let invalid = |value: &str| SimError::InvalidParameter {
+            name: "first cut",
+            value: value.into(),
+            allowed: "a decomposed world, not stepped yet, before its first grain is added",
+        };
+        let first_id = self.numbering.id_count();
+        let grains = self.grain_count();
+        let periodic = self.params.periodic;
+        let Some(d) = self.decomposition.as_mut() else {
+            return Err(invalid("a world not decomposed"));
+        };
+        if d.regions.is_some() {
+            return Err(invalid("a world already cut"));
+        }
+        if grains > 0 {
+            return Err(invalid(&format!("a world of {grains} grains")));
+        }
+        let mut points: Vec<WeightedPoint> = positions
+            .iter()
+            .zip(first_id..)
+            .map(|(&p, key)| WeightedPoint {
+                // Where the grain will be: at its image in the periodic box.
+                position: periodic.wrap(p).0,
+                weight: GRAIN_WORK,
+                key,
+            })
+            .collect();
+        d.regions = Some(Bisection::balance(&mut points, d.size as usize));
+        d.traffic.rebalances += 1;
+        Ok(())
+    }
+
+    /// Whether a grain added at `position` (in the periodic box) is kept by this process:
+    /// always but in a decomposed run cut before its grains were added, where only the
+    /// process whose region holds it keeps it.
+    pub(crate) fn keeps_added(&self, position: DVec3) -> bool {
+        match &self.decomposition {
+            Some(Decomposition {
+                regions: Some(regions),
+                rank,
+                ..
+            }) => regions.owner(position) == *rank,
+            _ => true,
+        }
     }
 
     /// Whether this process owns the grain in slot `slot` (every grain on a process that

@@ -119,9 +119,18 @@ pub fn world(integrator: IntegratorKind, grains: usize) -> World {
 /// [`world`] in [`scene_in`].
 pub fn world_in(integrator: IntegratorKind, grains: usize, periodic: bool) -> World {
     let mut w = scene_in(integrator, periodic);
+    for d in grain_descs(grains) {
+        w.add_grain(d).unwrap();
+    }
+    w
+}
+
+/// The grains of [`world`], in the order it adds them.
+pub fn grain_descs(grains: usize) -> Vec<GrainDesc> {
     let mut rng = ChaCha8Rng::seed_from_u64(12);
     let per_side = (grains as f64).cbrt().ceil() as usize;
     let pitch = BOX / per_side as f64;
+    let mut descs = Vec::with_capacity(grains);
     for i in 0..grains {
         let cell = DVec3::new(
             (i % per_side) as f64,
@@ -137,9 +146,9 @@ pub fn world_in(integrator: IntegratorKind, grains: usize, periodic: bool) -> Wo
         let mut v = || rng.random_range(-1.0..1.0);
         d.velocity = DVec3::new(v(), v(), v()) * 3.0;
         d.angular_velocity = DVec3::new(v(), v(), v()) * 30.0;
-        w.add_grain(d).unwrap();
+        descs.push(d);
     }
-    w
+    descs
 }
 
 pub fn bits(v: DVec3) -> [u64; 3] {
