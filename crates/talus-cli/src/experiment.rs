@@ -257,8 +257,17 @@ pub fn run_file(args: &RunArgs, process: &Process) -> Result<ExitCode, String> {
         let dir = dir.map_err(|e| e.to_string())?;
         let registry = ForceModelRegistry::default();
         let threads = process.default_threads(args.threads);
-        let runner = Runner::start_in(&scenario, &args.file, &registry, threads, dir)
-            .map_err(|e| report_errors(vec![e], &args.overrides))?;
+        // Over several processes, each adds the grains of its region alone.
+        let decomposition = process.exchange().map(|e| (e, args.rebalance_every));
+        let runner = Runner::prepare_in(
+            &scenario,
+            &args.file,
+            &registry,
+            threads,
+            dir,
+            decomposition,
+        )
+        .map_err(|e| report_errors(vec![e], &args.overrides))?;
         let line = format!(
             "{} grains, {} steps, {}{} threads; about {} of memory and {} of output",
             needs.grains,
@@ -271,11 +280,32 @@ pub fn run_file(args: &RunArgs, process: &Process) -> Result<ExitCode, String> {
         Ok((runner, scratch, line))
     };
     let (mut runner, _scratch, line) = agreed(process, set_up())?;
-    distribute(&mut runner, process, args.rebalance_every)?;
+    if !process.is_first() {
+        runner.without_outputs();
+    }
+    if let Err(error) = runner.begin() {
+        // The others write the start of the run with this process and would wait for it.
+        return Err(stop_all(process, &error));
+    }
     if !args.quiet && process.is_first() {
         eprintln!("{line}");
     }
     drive(&mut runner, args.quiet, process)
+}
+
+/// The message of `error`, which happened on this process alone: in a distributed run,
+/// printed with the process's rank before every process is stopped (the others would wait
+/// for this one at their next exchange).
+fn stop_all(process: &Process, error: &ScenarioError) -> String {
+    if process.is_distributed() {
+        eprintln!(
+            "error: process {}: {}",
+            process.rank(),
+            escape_controls(&error.to_string(), true)
+        );
+        process.abort(1);
+    }
+    error.to_string()
 }
 
 /// "N processes × " under mpirun, nothing otherwise.
@@ -314,8 +344,9 @@ fn one_seed_if_distributed(scenario: &Scenario, process: &Process) -> Result<(),
     Ok(())
 }
 
-/// Joins the runner's world to the other processes of a distributed run: each process
-/// holds and steps the grains of its region ([`talus_sim::World::decompose`]).
+/// Joins the world of a resumed run to the other processes of a distributed run: each
+/// process holds and steps the grains of its region from the first step
+/// ([`talus_sim::World::decompose`]).
 fn distribute(runner: &mut Runner, process: &Process, rebalance_every: u64) -> Result<(), String> {
     if let Some(exchange) = process.exchange() {
         runner
@@ -555,15 +586,10 @@ fn drive(runner: &mut Runner, quiet: bool, process: &Process) -> Result<ExitCode
     if let Err(error) = result {
         // A blow-up happens on every process at the same step; any other error (an output
         // that cannot be written) on this one alone, while the others wait for it.
-        if process.is_distributed() && !matches!(error, ScenarioError::BlowUp(_)) {
-            eprintln!(
-                "error: process {}: {}",
-                process.rank(),
-                escape_controls(&error.to_string(), true)
-            );
-            process.abort(1);
+        if matches!(error, ScenarioError::BlowUp(_)) {
+            return Err(error.to_string());
         }
-        return Err(error.to_string());
+        return Err(stop_all(process, &error));
     }
     let out = runner.out_dir();
     // The first process wrote the summary; the others end as it says.

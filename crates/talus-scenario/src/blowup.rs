@@ -35,7 +35,8 @@ pub struct Limits {
 impl Limits {
     /// The limits of an experiment: ten times the speed of a free fall across the whole
     /// scene plus the fastest wall and the fastest initial grain, plus the speed of
-    /// crossing the scene in a thousand steps.
+    /// crossing the scene in a thousand steps. The scene holds every grain, those added
+    /// (on this process) and those placed to be added.
     #[must_use]
     pub fn of(exp: &Experiment) -> Limits {
         let mut lo = DVec3::splat(f64::INFINITY);
@@ -47,6 +48,11 @@ impl Limits {
         let world = &exp.world;
         for g in world.grain_states() {
             include(g.pose.position);
+        }
+        // Grains placed but not added yet, where they will be (at their image in the
+        // periodic box, as the world puts them).
+        for p in exp.unplaced_positions() {
+            include(world.params().periodic.wrap(p).0);
         }
         for p in &exp.scenario.grains {
             match &p.placement {

@@ -125,6 +125,9 @@ pub struct Experiment {
     pub critical_dt: f64,
     /// The shapes read from files, by population (kept in checkpoints).
     pub file_shapes: FileShapes,
+    /// Grains placed by the build but not added to the world yet, in the order they are
+    /// to be added: each with its population and its index there.
+    pub(crate) unplaced: Vec<(usize, usize, GrainDesc)>,
 }
 
 impl Experiment {
@@ -132,6 +135,52 @@ impl Experiment {
     #[must_use]
     pub fn total_grains(&self) -> usize {
         self.populations.iter().map(|p| p.count).sum()
+    }
+
+    /// Where the grains placed but not added yet are, in the order they are to be added.
+    pub(crate) fn unplaced_positions(&self) -> Vec<DVec3> {
+        self.unplaced.iter().map(|(_, _, d)| d.position).collect()
+    }
+
+    /// Adds the grains placed but not added yet (in a world cut before its grains are
+    /// added, those of this process's region; the others take their ids alone).
+    ///
+    /// # Errors
+    /// [`ScenarioError::Engine`] for a grain the world refuses.
+    pub(crate) fn add_unplaced(&mut self) -> Result<(), ScenarioError> {
+        for (p, j, desc) in std::mem::take(&mut self.unplaced) {
+            let id = self
+                .world
+                .add_grain(desc)
+                .map_err(|e| ScenarioError::Engine {
+                    path: self.path.clone(),
+                    context: format!("grains[{p}] grain {j}"),
+                    message: e.to_string(),
+                })?;
+            self.populations[p].grains.push(id);
+        }
+        Ok(())
+    }
+}
+
+/// What a build does with the grains it places.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GrainsAtBuild {
+    /// Adds them to the world.
+    Add,
+    /// Keeps them in [`Experiment::unplaced`] for [`Experiment::add_unplaced`].
+    Defer,
+    /// Places none (a resumed run restores its grains from its checkpoint).
+    Leave,
+}
+
+impl GrainsAtBuild {
+    fn from_place(place_grains: bool) -> GrainsAtBuild {
+        if place_grains {
+            GrainsAtBuild::Add
+        } else {
+            GrainsAtBuild::Leave
+        }
     }
 }
 
@@ -155,11 +204,40 @@ pub fn build(
     threads: usize,
     place_grains: bool,
 ) -> Result<Experiment, ScenarioError> {
+    build_from_files(
+        scenario,
+        path,
+        registry,
+        threads,
+        GrainsAtBuild::from_place(place_grains),
+    )
+}
+
+/// As [`build`], with the grains placed (and checked) but kept for
+/// [`Experiment::add_unplaced`] instead of added.
+pub(crate) fn build_deferred(
+    scenario: &Scenario,
+    path: &Path,
+    registry: &ForceModelRegistry,
+    threads: usize,
+) -> Result<Experiment, ScenarioError> {
+    build_from_files(scenario, path, registry, threads, GrainsAtBuild::Defer)
+}
+
+/// The build with the populations' shape files read (after the scenario is validated, so
+/// that a scenario error comes before a file error).
+fn build_from_files(
+    scenario: &Scenario,
+    path: &Path,
+    registry: &ForceModelRegistry,
+    threads: usize,
+    grains: GrainsAtBuild,
+) -> Result<Experiment, ScenarioError> {
     if let Some(first) = validate(scenario, path).into_iter().next() {
         return Err(first);
     }
     let file_shapes = grain_shapes::load(scenario, path)?;
-    build_with_shapes(scenario, path, file_shapes, registry, threads, place_grains)
+    build_parts(scenario, path, file_shapes, registry, threads, grains)
 }
 
 /// As [`build`], with the populations' file shapes given (those of a checkpoint) instead
@@ -175,6 +253,25 @@ pub fn build_with_shapes(
     registry: &ForceModelRegistry,
     threads: usize,
     place_grains: bool,
+) -> Result<Experiment, ScenarioError> {
+    build_parts(
+        scenario,
+        path,
+        file_shapes,
+        registry,
+        threads,
+        GrainsAtBuild::from_place(place_grains),
+    )
+}
+
+/// The build, doing `grains` with the grains it places.
+fn build_parts(
+    scenario: &Scenario,
+    path: &Path,
+    file_shapes: FileShapes,
+    registry: &ForceModelRegistry,
+    threads: usize,
+    grains: GrainsAtBuild,
 ) -> Result<Experiment, ScenarioError> {
     if let Some(first) = validate(scenario, path).into_iter().next() {
         return Err(first);
@@ -564,16 +661,7 @@ pub fn build_with_shapes(
             ));
         }
     }
-    if place_grains {
-        for (p, j, desc) in placed {
-            let id = world
-                .add_grain(desc)
-                .map_err(|e| engine(&format!("grains[{p}] grain {j}"), e.to_string()))?;
-            populations[p].grains.push(id);
-        }
-    }
-
-    Ok(Experiment {
+    let mut exp = Experiment {
         scenario: scenario.clone(),
         path: path.to_path_buf(),
         world,
@@ -581,7 +669,15 @@ pub fn build_with_shapes(
         walls,
         critical_dt,
         file_shapes,
-    })
+        unplaced: match grains {
+            GrainsAtBuild::Add | GrainsAtBuild::Defer => placed,
+            GrainsAtBuild::Leave => Vec::new(),
+        },
+    };
+    if grains == GrainsAtBuild::Add {
+        exp.add_unplaced()?;
+    }
+    Ok(exp)
 }
 
 /// The grain of a file shape at the population's scale times `spread` (its size factor):

@@ -11,11 +11,12 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use talus_geom::glam::DVec3;
+use talus_sim::distribute::Exchange;
 use talus_sim::force::ForceModelRegistry;
 use talus_sim::{GrainId, StepStats};
 
 use crate::blowup::{BlowUpCheck, Limits};
-use crate::build::{Experiment, build, build_with_shapes, grain_desc};
+use crate::build::{Experiment, build_deferred, build_with_shapes, grain_desc};
 use crate::checkpoint::{self, CheckpointRef};
 use crate::error::ScenarioError;
 use crate::frames::{frame_files, write_frame};
@@ -181,9 +182,47 @@ impl Runner {
         path: &Path,
         registry: &ForceModelRegistry,
         threads: usize,
-        mut dir: RunDir,
+        dir: RunDir,
     ) -> Result<Runner, ScenarioError> {
-        let exp = build(scenario, path, registry, threads, true)?;
+        let mut runner = Runner::prepare_in(scenario, path, registry, threads, dir, None)?;
+        runner.begin()?;
+        Ok(runner)
+    }
+
+    /// A new run as [`Runner::start_in`] but for the outputs of its start, which
+    /// [`Runner::begin`] writes. With `decomposition` (the exchange and the rebalancing
+    /// interval in steps), this process's part of a run decomposed over the exchange
+    /// ([`talus_sim::World::decompose`]): the world is cut from where the grains are placed
+    /// before they are added ([`talus_sim::World::cut_before_adding`]), so that each process
+    /// holds the grains of its region alone from the start and none ever holds the whole
+    /// run. Makes no collective operation: every process calls [`Runner::begin`] once all
+    /// have set up.
+    ///
+    /// # Errors
+    /// As [`Runner::start_in`].
+    pub fn prepare_in(
+        scenario: &Scenario,
+        path: &Path,
+        registry: &ForceModelRegistry,
+        threads: usize,
+        mut dir: RunDir,
+        decomposition: Option<(Box<dyn Exchange>, u64)>,
+    ) -> Result<Runner, ScenarioError> {
+        let mut exp = build_deferred(scenario, path, registry, threads)?;
+        // Before any grain is added: the scene's extent counts every grain of the run.
+        let limits = Limits::of(&exp);
+        if let Some((exchange, rebalance_every)) = decomposition {
+            let positions = exp.unplaced_positions();
+            exp.world
+                .decompose(exchange, rebalance_every)
+                .and_then(|()| exp.world.cut_before_adding(&positions))
+                .map_err(|e| ScenarioError::Engine {
+                    path: path.to_path_buf(),
+                    context: "processes".into(),
+                    message: e.to_string(),
+                })?;
+        }
+        exp.add_unplaced()?;
         dir.remove_earlier_run()?;
         let probes: Vec<Probe> = scenario
             .measurements
@@ -216,7 +255,6 @@ impl Runner {
                 grain_population[slot] = p as u32;
             }
         }
-        let limits = Limits::of(&exp);
         let n = exp.populations.len();
         let state = RunState {
             series: TimeSeries::new(columns),
@@ -242,19 +280,28 @@ impl Runner {
         let file = dir.claim(SCENARIO_FILE)?;
         crate::output::atomic::write_atomic(&file, text.as_bytes())
             .map_err(|source| io_error(&file, source))?;
-        let mut runner = Runner::new(exp, state, dir, journal, registry);
-        // The state at time 0.
-        runner.output_row()?;
-        let file = runner.dir.claim(TIMESERIES_FILE)?;
-        runner
-            .state
-            .series
-            .write(&file)
-            .map_err(|source| io_error(&file, source))?;
-        if runner.frame_every.is_some() {
-            runner.frame()?;
+        Ok(Runner::new(exp, state, dir, journal, registry))
+    }
+
+    /// Writes the outputs of the run's start: the row of time 0, the time series file and
+    /// the first frame. A collective operation in a decomposed run (the first process has
+    /// every process's grains).
+    ///
+    /// # Errors
+    /// An output file that cannot be written.
+    pub fn begin(&mut self) -> Result<(), ScenarioError> {
+        self.output_row()?;
+        if self.writes_files {
+            let file = self.dir.claim(TIMESERIES_FILE)?;
+            self.state
+                .series
+                .write(&file)
+                .map_err(|source| io_error(&file, source))?;
         }
-        Ok(runner)
+        if self.frame_every.is_some() {
+            self.frame()?;
+        }
+        Ok(())
     }
 
     /// Continues the run whose checkpoint is in `out`.
@@ -304,6 +351,9 @@ impl Runner {
             }
         }
         let mut runner = Runner::new(exp, state, dir, journal, registry);
+        // Before a decomposition every process holds every grain: no collective here.
+        let sample = runner.sample();
+        runner.take_stock(&sample);
         if runner.finished() && runner.outputs_written() {
             // Nothing to continue: the outputs of the finished run stay as they are.
             return Ok(runner);
@@ -339,6 +389,8 @@ impl Runner {
         Ok(runner)
     }
 
+    /// The runner of `exp` in `state`; its stock is taken by the caller (a collective
+    /// operation in a world already cut among processes).
     fn new(
         exp: Experiment,
         state: RunState,
@@ -348,7 +400,7 @@ impl Runner {
     ) -> Runner {
         let t = &exp.scenario.time;
         let dt = t.dt;
-        let mut runner = Runner {
+        Runner {
             total_steps: steps_in(t.end, dt),
             output_every: steps_in(t.output_interval, dt),
             frame_every: exp.scenario.outputs.frame_interval.map(|f| steps_in(f, dt)),
@@ -364,11 +416,7 @@ impl Runner {
                 grains: 0,
                 kinetic_energy: 0.0,
             },
-        };
-        // Before a decomposition every process holds every grain: no collective here.
-        let sample = runner.sample();
-        runner.take_stock(&sample);
-        runner
+        }
     }
 
     /// Steps of the whole run.
