@@ -8,12 +8,10 @@
 //! to the last bit whatever the numbering, the renumbering interval, or the split of the
 //! pairs among threads and processes.
 //!
-//! The terms are met in list order, each as where its load comes from (a pair and a side of
-//! it), gathered per body by a counting sort (stable, O(terms)); each body's few terms (a
-//! dozen in a dense packing) are put in partner order by counting, for each, the terms of
-//! smaller key, and their loads worked out and summed. The bodies' sums depend on nothing
-//! but their own terms, so they are taken in parallel. Every buffer is kept from step to
-//! step.
+//! The terms are met in list order, gathered per body by a counting sort (stable, O(terms)),
+//! and each body's few terms (a dozen in a dense packing) put in partner order by
+//! counting, for each, the terms of smaller key. The bodies' sums depend on nothing but
+//! their own terms, so they are taken in parallel. Every buffer is kept from step to step.
 
 use rayon::prelude::*;
 
@@ -52,18 +50,19 @@ pub(crate) fn identity_key(body: Body) -> u64 {
     }
 }
 
-/// A term's place in a body's sum: its partner and where its load comes from.
+/// A term's place in a body's sum: its partner and where its load was met.
 #[derive(Debug, Clone, Copy, Default)]
 struct Place {
     partner: u64,
-    source: u32,
+    term: u32,
 }
 
 /// One term of a body's sum, as met.
 #[derive(Debug, Clone, Copy)]
 struct Term {
     body: u32,
-    place: Place,
+    partner: u64,
+    load: Load,
 }
 
 /// The terms of a step and the buffers that order them.
@@ -71,8 +70,6 @@ struct Term {
 pub(crate) struct LoadSums {
     /// The terms, in the order met.
     terms: Vec<Term>,
-    /// The loads given by value ([`LoadSums::push`]), by source.
-    loads: Vec<Load>,
     /// Per body, the start of its terms in `places` (one more entry than bodies).
     starts: Vec<u32>,
     /// The next free place of each body's terms while they are placed.
@@ -85,56 +82,37 @@ impl LoadSums {
     /// Forgets the last step's terms.
     pub fn clear(&mut self) {
         self.terms.clear();
-        self.loads.clear();
     }
 
     /// The load `load` on body `body` from the body of key `partner`; each body meets each
-    /// partner once. Not to be mixed with [`LoadSums::push_source`] between two clears.
+    /// partner once.
     #[inline]
     pub fn push(&mut self, body: u32, partner: u64, load: Load) {
-        let source = self.loads.len() as u32;
-        self.loads.push(load);
-        self.push_source(body, partner, source);
-    }
-
-    /// A load on body `body` from the body of key `partner`, which the sum finds from
-    /// `source` (see [`LoadSums::sum_into`]); each body meets each partner once.
-    #[inline]
-    pub fn push_source(&mut self, body: u32, partner: u64, source: u32) {
         self.terms.push(Term {
             body,
-            place: Place { partner, source },
+            partner,
+            load,
         });
     }
 
     /// Calls `add(body, sum)` for every body of `0..bodies` with terms, in body order, its
-    /// terms (given by [`LoadSums::push`]) summed from zero in the order of their partners'
-    /// keys.
+    /// terms summed from zero in the order of their partners' keys.
     pub fn sum(&mut self, bodies: usize, mut add: impl FnMut(usize, Load)) {
         self.gather(bodies);
-        let loads = &self.loads;
         for b in 0..bodies {
-            if let Some(sum) = self.body_sum(b, |source| loads[source as usize]) {
+            if let Some(sum) = self.body_sum(b) {
                 add(b, sum);
             }
         }
     }
 
-    /// Adds each body's sum to its load, the load of each term found by `load_of(source)`
-    /// (see [`LoadSums::push_source`]), summed from zero in the order of the partners'
-    /// keys: bodies `0..grains.len()` in `grains` (in parallel on the current thread pool
-    /// when there are many and `parallel`: each body's sum is its own), the next ones in
-    /// `walls`.
-    pub fn sum_into(
-        &mut self,
-        grains: &mut [Load],
-        walls: &mut [Load],
-        parallel: bool,
-        load_of: impl Fn(u32) -> Load + Sync,
-    ) {
+    /// Adds each body's sum (see [`LoadSums::sum`]) to its load: bodies `0..grains.len()`
+    /// in `grains` (in parallel on the current thread pool when there are many and
+    /// `parallel`: each body's sum is its own), the next ones in `walls`.
+    pub fn sum_into(&mut self, grains: &mut [Load], walls: &mut [Load], parallel: bool) {
         self.gather(grains.len() + walls.len());
         let add = |(b, load): (usize, &mut Load)| {
-            if let Some(sum) = self.body_sum(b, &load_of) {
+            if let Some(sum) = self.body_sum(b) {
                 *load += sum;
             }
         };
@@ -167,9 +145,12 @@ impl LoadSums {
         self.next.clear();
         self.next.extend_from_slice(&self.starts[..bodies]);
         self.places.resize(self.terms.len(), Place::default());
-        for t in &self.terms {
+        for (i, t) in self.terms.iter().enumerate() {
             let at = &mut self.next[t.body as usize];
-            self.places[*at as usize] = t.place;
+            self.places[*at as usize] = Place {
+                partner: t.partner,
+                term: i as u32,
+            };
             *at += 1;
         }
         for b in 0..bodies {
@@ -186,30 +167,39 @@ impl LoadSums {
     }
 
     /// Body `b`'s sum, `None` without terms.
-    fn body_sum(&self, b: usize, load_of: impl Fn(u32) -> Load) -> Option<Load> {
+    fn body_sum(&self, b: usize) -> Option<Load> {
+        match self.range(b).len() {
+            0 => None,
+            n if n <= RANKED => self.ranked_sum(b),
+            _ => Some(self.sorted_sum(b)),
+        }
+    }
+
+    /// Body `b`'s sum, of at most [`RANKED`] terms.
+    fn ranked_sum(&self, b: usize) -> Option<Load> {
         let places = &self.places[self.range(b)];
-        if places.is_empty() {
-            return None;
+        // Each term's rank among its body's, by counting the smaller keys: no branch on
+        // the data (the terms come in random order), unlike a sort.
+        let mut order = [0u32; RANKED];
+        for p in places {
+            let rank = places.iter().filter(|q| q.partner < p.partner).count();
+            order[rank] = p.term;
         }
         let mut sum = Load::default();
-        if places.len() > RANKED {
-            // Sorted by the gather.
-            for p in places {
-                sum += load_of(p.source);
-            }
-        } else {
-            // Each term's rank among its body's, by counting the smaller keys: no branch on
-            // the data (the terms come in random order), unlike a sort.
-            let mut order = [0u32; RANKED];
-            for p in places {
-                let rank = places.iter().filter(|q| q.partner < p.partner).count();
-                order[rank] = p.source;
-            }
-            for &source in &order[..places.len()] {
-                sum += load_of(source);
-            }
+        for &term in &order[..places.len()] {
+            sum += self.terms[term as usize].load;
         }
         Some(sum)
+    }
+
+    /// Body `b`'s sum, of terms sorted by [`LoadSums::gather`] (a body of many terms: a
+    /// wall, a large grain).
+    fn sorted_sum(&self, b: usize) -> Load {
+        let mut sum = Load::default();
+        for p in &self.places[self.range(b)] {
+            sum += self.terms[p.term as usize].load;
+        }
+        sum
     }
 }
 
@@ -298,22 +288,17 @@ mod tests {
                 last = Some(b);
                 got[b] = Some(load);
             });
-            // The same sums added to loads, grains and walls apart, each load found from
-            // where it comes from.
+            // The same sums added to loads, grains and walls apart.
             sums.clear();
-            for (source, &(body, partner, _)) in shuffled.iter().enumerate() {
-                sums.push_source(body, partner, source as u32);
+            for &(body, partner, load) in &shuffled {
+                sums.push(body, partner, load);
             }
             let walls = 10;
             let (mut grains, mut walls) = (
                 vec![Load::default(); (bodies - walls) as usize],
                 vec![Load::default(); walls as usize],
             );
-            pool.install(|| {
-                sums.sum_into(&mut grains, &mut walls, true, |source| {
-                    shuffled[source as usize].2
-                })
-            });
+            pool.install(|| sums.sum_into(&mut grains, &mut walls, true));
             for (b, load) in grains.iter().chain(&walls).enumerate() {
                 assert_eq!(*load, got[b].unwrap_or_default(), "body {b}");
             }

@@ -25,7 +25,6 @@
 //!
 //! The step is generic over the [`Integrator`]: the scheme is chosen once per step.
 
-use std::sync::PoisonError;
 use std::time::{Duration, Instant};
 
 use hecs::Entity;
@@ -50,8 +49,8 @@ use crate::world::{Body, BoundingMethod, FieldInput, Fresh, Slot, StepStats, Wor
 /// Below this many pairs the narrow phase runs on the calling thread.
 const PARALLEL_PAIRS: usize = 256;
 
-/// Below this many grains the stages over the grains (predict, bounds, the bodies' states)
-/// run on the calling thread. They take 50 to 100 ns per grain, and waking the worker
+/// Below this many grains the stages over the grains (bounds, the bodies' states) run on
+/// the calling thread. They take 50 to 100 ns per grain, and waking the worker
 /// threads for a parallel loop costs some 60 µs on a virtual machine whose idle cores
 /// sleep: fewer grains gain nothing from a second thread.
 const PARALLEL_GRAINS: usize = 4096;
@@ -295,44 +294,14 @@ impl World {
     }
 
     /// Stage 1: every grain to where the forces are evaluated; its kinematics and inertia
-    /// by slot. In parallel over batches of the grains, each worker's results kept in its
-    /// own buffer and put in place after (each grain's depend on it alone).
+    /// by slot. On the calling thread: spread over two threads it gained nothing measurable
+    /// even at 18 000 grains (the stage is a few per cent of a step, and writing the results
+    /// by slot from several threads costs what the second thread saves).
     fn predict<I: Integrator>(&mut self, dt: f64) {
-        let one = |(slot, pose, state, inertia): (&Slot, &mut Pose, &mut I, &Inertia)| {
-            (slot.0, state.predict(pose, inertia, dt), *inertia)
-        };
-        if !self.parallel_grains() {
-            for (slot, kinematics, inertia) in self
-                .ecs
-                .query_mut::<(&Slot, &mut Pose, &mut I, &Inertia)>()
-                .into_iter()
-                .map(one)
-            {
-                self.kinematics[slot as usize] = Some((kinematics, inertia));
-            }
-            return;
-        }
-        let threads = self.pool.current_num_threads();
-        self.predicted.resize_with(threads, Default::default);
-        let buffers = &self.predicted;
-        let grains = self
-            .ecs
-            .query_mut::<(&Slot, &mut Pose, &mut I, &Inertia)>()
-            .into_iter_batched(PARALLEL_CHUNK as u32);
-        self.pool.install(|| {
-            grains.par_bridge().for_each(|batch| {
-                let worker = rayon::current_thread_index().unwrap_or(0);
-                buffers[worker]
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .extend(batch.map(one));
-            });
-        });
-        for buffer in &mut self.predicted {
-            let buffer = buffer.get_mut().unwrap_or_else(PoisonError::into_inner);
-            for (slot, kinematics, inertia) in buffer.drain(..) {
-                self.kinematics[slot as usize] = Some((kinematics, inertia));
-            }
+        for (slot, pose, state, inertia) in
+            self.ecs.query_mut::<(&Slot, &mut Pose, &mut I, &Inertia)>()
+        {
+            self.kinematics[slot.0 as usize] = Some((state.predict(pose, inertia, dt), *inertia));
         }
     }
 
@@ -602,52 +571,57 @@ impl World {
         let mut count = 0;
         let mut max_ratio: f64 = 0.0;
         let mut grain_contacts = 0usize;
+        let periodic = self.params.periodic;
         // Bodies of the sums: grains by slot, then walls by index.
         let grain_bodies = self.slots.len() as u32;
         let body_of = |body: Body| match body {
             Body::Grain(slot, _) => (slot, identity_key(body)),
             Body::Wall(w) => (grain_bodies + w, identity_key(body)),
         };
-        let load_of = ContactLoads {
-            contacts: &self.contacts,
-            forces: &self.contact_forces,
-            bodies: &self.bodies,
-            periodic: self.params.periodic,
-        };
         // In a decomposed run: the pairs evaluated here count, the loads on this process's
         // own grains are summed, and those on walls gathered from all processes.
         let rank = self.decomposition.as_ref().map(|d| d.rank);
         self.load_sums.clear();
-        for (i, (c, f)) in self.contacts.iter().zip(&self.contact_forces).enumerate() {
+        for (c, f) in self.contacts.iter().zip(&self.contact_forces) {
             let Some(f) = f else { continue };
             if rank.is_none_or(|r| c.owner == r) {
                 count += 1;
                 max_ratio = max_ratio.max(f.depth_ratio);
             }
-            let (a, b) = (
-                self.proxies[f.pair.a as usize],
-                self.proxies[f.pair.b as usize],
-            );
-            let ((body_a, key_a), (body_b, key_b)) = (body_of(a), body_of(b));
-            for (on, body, partner, source) in [
-                (a, body_a, key_b, ContactLoads::source(i, false)),
-                (b, body_b, key_a, ContactLoads::source(i, true)),
+            // The force acts where the body met first is; the other is met at its image
+            // nearest it.
+            let (a, b) = (f.pair.a as usize, f.pair.b as usize);
+            let (first, second) = f.pair.oriented(c.flipped);
+            let (first, second) = (first as usize, second as usize);
+            let shift =
+                BodyState::image_shift(&periodic, &self.bodies[first], &self.bodies[second]);
+            let shift_of = |proxy: usize| if proxy == second { shift } else { DVec3::ZERO };
+            let (body_a, key_a) = body_of(self.proxies[a]);
+            let (body_b, key_b) = body_of(self.proxies[b]);
+            for (proxy, body, partner, force, couple, shift) in [
+                (a, body_a, key_b, -f.force_on_b, -f.torque_on_b, shift_of(a)),
+                (b, body_b, key_a, f.force_on_b, f.torque_on_b, shift_of(b)),
             ] {
-                match (on, self.decomposition.as_mut()) {
+                let position = self.bodies[proxy].pose.position + shift;
+                let load = Load {
+                    force,
+                    torque: (f.point - position).cross(force) + couple,
+                };
+                match (self.proxies[proxy], self.decomposition.as_mut()) {
                     (Body::Grain(..), None) => {
-                        self.load_sums.push_source(body, partner, source);
+                        self.load_sums.push(body, partner, load);
                         grain_contacts += 1;
                     }
-                    (Body::Wall(_), None) => self.load_sums.push_source(body, partner, source),
+                    (Body::Wall(_), None) => self.load_sums.push(body, partner, load),
                     (Body::Grain(slot, _), Some(d)) => {
                         if d.held[slot as usize] == Held::Owned {
-                            self.load_sums.push_source(body, partner, source);
+                            self.load_sums.push(body, partner, load);
                             grain_contacts += 1;
                         }
                     }
                     (Body::Wall(w), Some(d)) => {
                         if c.owner == d.rank {
-                            d.wall_terms.push((w, partner, load_of.load(source)));
+                            d.wall_terms.push((w, partner, load));
                         }
                     }
                 }
@@ -657,7 +631,7 @@ impl World {
         let (load_sums, loads, wall_loads) =
             (&mut self.load_sums, &mut self.loads, &mut self.wall_loads);
         in_pool(&self.pool, parallel, || {
-            load_sums.sum_into(loads, wall_loads, parallel, |source| load_of.load(source));
+            load_sums.sum_into(loads, wall_loads, parallel);
         });
         let gravity = self.params.gravity;
         let mut grains = 0usize;
@@ -771,49 +745,6 @@ impl World {
             let _ = self
                 .ecs
                 .insert_one(entity, I::initial(&kinematics, &inertia, &load, dt));
-        }
-    }
-}
-
-/// The loads of the contact forces on the bodies of their pairs, for the sums of stage 5.
-struct ContactLoads<'a> {
-    contacts: &'a [Contact],
-    forces: &'a [Option<ContactForce>],
-    bodies: &'a [BodyState],
-    periodic: Periodic,
-}
-
-impl ContactLoads<'_> {
-    /// Where the load on pair `i`'s body `b` (else `a`) comes from.
-    fn source(i: usize, on_b: bool) -> u32 {
-        2 * i as u32 + u32::from(on_b)
-    }
-
-    /// The load from `source` (see [`ContactLoads::source`]): the force and torque about
-    /// the body's centre. The force acts where the body met first is; the other is met at
-    /// its image nearest it.
-    fn load(&self, source: u32) -> Load {
-        let (i, on_b) = ((source / 2) as usize, source % 2 == 1);
-        let (Some(f), c) = (&self.forces[i], &self.contacts[i]) else {
-            return Load::default();
-        };
-        let (proxy, force, couple) = if on_b {
-            (f.pair.b, f.force_on_b, f.torque_on_b)
-        } else {
-            (f.pair.a, -f.force_on_b, -f.torque_on_b)
-        };
-        let (first, second) = f.pair.oriented(c.flipped);
-        let mut position = self.bodies[proxy as usize].pose.position;
-        if proxy == second {
-            position += BodyState::image_shift(
-                &self.periodic,
-                &self.bodies[first as usize],
-                &self.bodies[second as usize],
-            );
-        }
-        Load {
-            force,
-            torque: (f.point - position).cross(force) + couple,
         }
     }
 }

@@ -308,9 +308,6 @@ pub struct World {
         Option<&'static crate::distribute::decompose::Ghost>,
     )>,
     pub(crate) wall_states: Vec<WallState>,
-    /// Scratch of a parallel prediction: per worker thread, the slots it predicted with
-    /// their kinematics and inertia.
-    pub(crate) predicted: Vec<std::sync::Mutex<Vec<(u32, Kinematics, Inertia)>>>,
     pub(crate) pool: rayon::ThreadPool,
     /// Mass, bounding radius and equivalent radius of every distinct kind of grain (shape
     /// and material) added so far: the basis of the critical time step.
@@ -368,7 +365,6 @@ impl World {
             bodies: Vec::new(),
             solid_query: hecs::PreparedQuery::new(),
             box_query: hecs::PreparedQuery::new(),
-            predicted: Vec::new(),
             wall_states: Vec::new(),
             pool,
             extremes: Vec::new(),

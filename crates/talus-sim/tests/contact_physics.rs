@@ -953,9 +953,9 @@ fn couples_between_grains_conserve_angular_momentum() {
     assert!(gear < 1e-11, "Gear: angular momentum drift {gear:e}");
 }
 
-/// Enough grains that the load sums (above 1 024) and the stages over the grains (predict,
-/// bounds, the bodies' states: above 4 096) run on the worker threads too, not only the
-/// pairs.
+/// Enough grains that the loads and their sums (above 256 pairs and 1 024 grains) and the
+/// stages over the grains (bounds, the bodies' states: above 4 096) run on the worker
+/// threads too, not only the pairs.
 #[test]
 fn thread_count_does_not_change_a_bit() {
     same_bits_on_any_thread_count(1200, 400);
