@@ -10,20 +10,13 @@
 //!
 //! The terms are met in list order, gathered per body by a counting sort (stable, O(terms)),
 //! and each body's few terms (a dozen in a dense packing) put in partner order by
-//! counting, for each, the terms of smaller key. The bodies' sums depend on nothing but
-//! their own terms, so they are taken in parallel. Every buffer is kept from step to step.
-
-use rayon::prelude::*;
+//! counting, for each, the terms of smaller key. Every buffer is kept from step to step.
 
 use crate::integrate::Load;
 use crate::world::Body;
 
 /// Most terms of one body ranked by counting; a body with more is sorted.
 const RANKED: usize = 32;
-
-/// Below this many bodies the sums are taken on the calling thread (a parallel loop costs
-/// tens of µs to start; the sums of a dense packing take about 100 ns per grain).
-const PARALLEL_BODIES: usize = 1024;
 
 /// The partner key of a wall: walls come after every grain.
 const WALL_KEY: u64 = 1 << 32;
@@ -107,32 +100,17 @@ impl LoadSums {
     }
 
     /// Adds each body's sum (see [`LoadSums::sum`]) to its load: bodies `0..grains.len()`
-    /// in `grains` (in parallel on the current thread pool when there are many and
-    /// `parallel`: each body's sum is its own), the next ones in `walls`.
-    pub fn sum_into(&mut self, grains: &mut [Load], walls: &mut [Load], parallel: bool) {
+    /// in `grains`, the next ones in `walls`.
+    pub fn sum_into(&mut self, grains: &mut [Load], walls: &mut [Load]) {
         self.gather(grains.len() + walls.len());
-        let add = |(b, load): (usize, &mut Load)| {
+        for (b, load) in grains.iter_mut().chain(walls.iter_mut()).enumerate() {
             if let Some(sum) = self.body_sum(b) {
                 *load += sum;
             }
-        };
-        if parallel && grains.len() >= PARALLEL_BODIES {
-            grains
-                .par_iter_mut()
-                .enumerate()
-                .with_min_len(256)
-                .for_each(add);
-        } else {
-            grains.iter_mut().enumerate().for_each(add);
-        }
-        let first_wall = grains.len();
-        for (w, load) in walls.iter_mut().enumerate() {
-            add((first_wall + w, load));
         }
     }
 
-    /// The terms gathered by body (a counting sort, stable); the terms of a body with more
-    /// than can be ranked sorted by partner.
+    /// The terms gathered by body (a counting sort, stable).
     fn gather(&mut self, bodies: usize) {
         self.starts.clear();
         self.starts.resize(bodies + 1, 0);
@@ -153,12 +131,6 @@ impl LoadSums {
             };
             *at += 1;
         }
-        for b in 0..bodies {
-            let range = self.range(b);
-            if range.len() > RANKED {
-                self.places[range].sort_unstable_by_key(|p| p.partner);
-            }
-        }
     }
 
     /// The places of body `b`'s terms.
@@ -167,7 +139,7 @@ impl LoadSums {
     }
 
     /// Body `b`'s sum, `None` without terms.
-    fn body_sum(&self, b: usize) -> Option<Load> {
+    fn body_sum(&mut self, b: usize) -> Option<Load> {
         match self.range(b).len() {
             0 => None,
             n if n <= RANKED => self.ranked_sum(b),
@@ -192,11 +164,13 @@ impl LoadSums {
         Some(sum)
     }
 
-    /// Body `b`'s sum, of terms sorted by [`LoadSums::gather`] (a body of many terms: a
-    /// wall, a large grain).
-    fn sorted_sum(&self, b: usize) -> Load {
+    /// Body `b`'s sum, its terms sorted (a body of many terms: a wall, a large grain).
+    fn sorted_sum(&mut self, b: usize) -> Load {
+        let range = self.range(b);
+        let places = &mut self.places[range];
+        places.sort_unstable_by_key(|p| p.partner);
         let mut sum = Load::default();
-        for p in &self.places[self.range(b)] {
+        for p in places.iter() {
             sum += self.terms[p.term as usize].load;
         }
         sum
@@ -246,17 +220,8 @@ mod tests {
 
     #[test]
     fn each_body_sums_its_terms_in_partner_order_whatever_order_they_come_in() {
-        // Few bodies (summed on one thread) and many (on two).
-        sums_in_partner_order(30);
-        sums_in_partner_order(1500);
-    }
-
-    fn sums_in_partner_order(bodies: u32) {
         let mut r = ChaCha8Rng::seed_from_u64(3);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
+        let bodies = 30;
         let all = terms(&mut r, bodies);
         // The oracle: each body's terms sorted by partner and summed from zero.
         let mut expected = vec![None; bodies as usize];
@@ -293,12 +258,8 @@ mod tests {
             for &(body, partner, load) in &shuffled {
                 sums.push(body, partner, load);
             }
-            let walls = 10;
-            let (mut grains, mut walls) = (
-                vec![Load::default(); (bodies - walls) as usize],
-                vec![Load::default(); walls as usize],
-            );
-            pool.install(|| sums.sum_into(&mut grains, &mut walls, true));
+            let (mut grains, mut walls) = (vec![Load::default(); 20], vec![Load::default(); 10]);
+            sums.sum_into(&mut grains, &mut walls);
             for (b, load) in grains.iter().chain(&walls).enumerate() {
                 assert_eq!(*load, got[b].unwrap_or_default(), "body {b}");
             }

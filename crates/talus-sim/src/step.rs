@@ -627,12 +627,8 @@ impl World {
                 }
             }
         }
-        let parallel = self.pool.current_num_threads() > 1;
-        let (load_sums, loads, wall_loads) =
-            (&mut self.load_sums, &mut self.loads, &mut self.wall_loads);
-        in_pool(&self.pool, parallel, || {
-            load_sums.sum_into(loads, wall_loads, parallel);
-        });
+        self.load_sums
+            .sum_into(&mut self.loads, &mut self.wall_loads);
         let gravity = self.params.gravity;
         let mut grains = 0usize;
         for (slot, entry) in self.kinematics.iter().enumerate() {

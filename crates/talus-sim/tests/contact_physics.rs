@@ -953,12 +953,12 @@ fn couples_between_grains_conserve_angular_momentum() {
     assert!(gear < 1e-11, "Gear: angular momentum drift {gear:e}");
 }
 
-/// Enough grains that the loads and their sums (above 256 pairs and 1 024 grains) and the
-/// stages over the grains (bounds, the bodies' states: above 4 096) run on the worker
-/// threads too, not only the pairs.
+/// A cloud of a few hundred grains (the pairs on the worker threads), and one of enough
+/// grains that the stages over the grains (bounds, the bodies' states: above 4 096) run
+/// there too.
 #[test]
 fn thread_count_does_not_change_a_bit() {
-    same_bits_on_any_thread_count(1200, 400);
+    same_bits_on_any_thread_count(500, 400);
     same_bits_on_any_thread_count(4200, 60);
 }
 
