@@ -234,7 +234,11 @@ impl World {
             c.pair = pair;
             c.flipped ^= swapped;
             if let Some(force) = f {
-                let renamed = ContactForce { pair, ..*force };
+                let renamed = ContactForce {
+                    pair,
+                    flipped: c.flipped,
+                    ..*force
+                };
                 *force = if swapped { renamed.reversed() } else { renamed };
             }
         }

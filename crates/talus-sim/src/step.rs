@@ -591,7 +591,7 @@ impl World {
             // The force acts where the body met first is; the other is met at its image
             // nearest it.
             let (a, b) = (f.pair.a as usize, f.pair.b as usize);
-            let (first, second) = f.pair.oriented(c.flipped);
+            let (first, second) = f.pair.oriented(f.flipped);
             let (first, second) = (first as usize, second as usize);
             let shift =
                 BodyState::image_shift(&periodic, &self.bodies[first], &self.bodies[second]);

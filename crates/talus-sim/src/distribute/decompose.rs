@@ -878,6 +878,7 @@ impl World {
                     torque_on_b: r.torque_on_high,
                     point: r.point,
                     depth_ratio: r.depth_ratio,
+                    flipped: self.contacts[i].flipped,
                 };
                 self.contact_forces[i] = Some(if high_is_b { force } else { force.reversed() });
             }

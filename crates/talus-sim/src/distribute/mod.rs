@@ -418,6 +418,7 @@ impl World {
                     torque_on_b: vector(3),
                     point: vector(6),
                     depth_ratio: value(9),
+                    flipped: self.contacts[index].flipped,
                 });
             }
         }
