@@ -477,6 +477,9 @@ impl World {
     }
 
     /// Adds a grain; its integrator state is set up from the forces at its first step.
+    /// In a decomposed run whose regions are cut ([`World::cut_before_adding`], or a run
+    /// already stepped) only the process whose region holds the grain keeps it; every
+    /// process returns its id, the same on all.
     ///
     /// # Errors
     /// [`SimError::UnknownId`] for a shape or material the world does not have,
