@@ -307,7 +307,7 @@ impl World {
 
     /// Stage 2, for the grains: a bounding box per grain stepped here (not the ghosts of a
     /// decomposed run, whose boxes come with them), grown by the margin; returns the box
-    /// around them all. In parallel over the proxies.
+    /// around them all. Over the proxies, on the worker threads above [`PARALLEL_GRAINS`].
     fn grain_bounds(&mut self) -> Option<Aabb> {
         // A law that reaches across a gap (a liquid bridge) needs the pairs that close.
         let margin = self.box_margin();

@@ -32,8 +32,10 @@
 //! its per-grain arrays are as long as what it holds, not as the run; messages name grains
 //! by id.
 //!
-//! Grains are added by the same calls on every process, as the world was built: at the next
-//! step the process whose region holds a new grain keeps it. A grain is removed by the calls
+//! Grains are added by the same calls on every process, as the world was built: once the
+//! regions are cut (before the grains are added, with [`World::cut_before_adding`], or by a
+//! step) only the process whose region holds a new grain keeps it, before that every
+//! process does until the first step cuts. A grain is removed by the calls
 //! on the processes that hold it (owner and ghosts); elsewhere [`World::remove_grain`] does
 //! not know it.
 //!
@@ -98,8 +100,6 @@ pub(crate) struct Decomposition {
     regions: Option<Bisection>,
     /// Per slot: whether the grain is here, and how.
     pub(crate) held: Vec<Held>,
-    /// Slots of the grains added since the last step.
-    pub(crate) added: Vec<u32>,
     /// Pair states that arrived with a migrating grain before their pair was listed here.
     stash: FxHashMap<(u64, u64), PairState>,
     /// This step's loads on walls from the pairs evaluated here: wall, grain key, load.
@@ -189,16 +189,12 @@ impl Decomposition {
         }
     }
 
-    /// Grain `slot`, just added here: owned when the regions are cut (the world was cut
-    /// before its grains were added, or has been stepped: only the process whose region
-    /// holds it adds it), else kept at the next step by the process whose region holds it.
+    /// Grain `slot`, just added here, is owned here: once the regions are cut only the
+    /// process whose region holds it adds it ([`World::keeps_added`]); before, every
+    /// process holds every grain until the first step cuts.
     pub(crate) fn hold_added(&mut self, slot: u32) {
         self.hold_new(slot as usize);
-        if self.regions.is_some() {
-            self.held[slot as usize] = Held::Owned;
-        } else {
-            self.added.push(slot);
-        }
+        self.held[slot as usize] = Held::Owned;
     }
 
     /// One round of `outgoing` messages, accounted.
@@ -275,7 +271,6 @@ impl World {
             rebalance_every,
             regions: None,
             held,
-            added: Vec::new(),
             stash: FxHashMap::default(),
             wall_terms: Vec::new(),
             wall_sums: LoadSums::default(),
@@ -371,7 +366,6 @@ impl World {
         };
         let start = Instant::now();
         d.traffic.steps += 1;
-        self.place_new_grains(&mut d);
         if d.regions.is_none() {
             // Every process holds the whole world: all cut it alike, and each keeps its
             // own grains alone.
@@ -486,37 +480,12 @@ impl World {
         self.events.clear();
         self.broad = self.params.broad_phase.build(self.params.periodic);
         d.held = Vec::new();
-        d.added.clear();
         for (id, g, pending) in grains {
             let slot = self.slot_here(d, id, g.image);
             self.slots[slot] = Some(spawn_grain(&mut self.ecs, slot as u32, &g));
             self.pending[slot] = pending;
             d.held[slot] = Held::Owned;
         }
-    }
-
-    /// Grains added since the last step (by the same calls on every process, as the whole
-    /// world was built): each process keeps those in its region, the others as ghosts until
-    /// the exchange of ghosts.
-    fn place_new_grains(&mut self, d: &mut Decomposition) {
-        let added = std::mem::take(&mut d.added);
-        for &slot in &added {
-            let slot = slot as usize;
-            let Some(entity) = self.slots[slot] else {
-                continue;
-            };
-            let owner = d
-                .regions
-                .as_ref()
-                .map_or(d.rank, |r| r.owner(self.grain_position(entity)));
-            if owner == d.rank {
-                d.held[slot] = Held::Owned;
-            } else {
-                self.make_ghost(d, slot, owner);
-            }
-        }
-        d.added = added;
-        d.added.clear();
     }
 
     /// The centre of a grain's entity.
