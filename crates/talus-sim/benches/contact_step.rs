@@ -1,10 +1,11 @@
-//! Cost of a full step of a settled bed of polyhedral grains (issue: contacts and forces).
+//! Cost of a full step of a settled bed of polyhedral grains.
 //!
 //! 2,000 (and, with `TALUS_BENCH_LARGE=1`, 10,000) grains of 20 vertices on ellipsoids of
 //! 5 × 4 × 3 mm, quartz, poured on a lattice into a box (floor and four side walls) and
 //! settled under gravity with the `volumetric` model; then one step is timed with 1 and 2
-//! worker threads. Printed first: contacts per grain and the share of each stage of the
-//! step, averaged over 200 steps. Criterion reports the time per step; grain-steps per
+//! worker threads. Printed first: the pairs of boxes the broad phase lists, the touching
+//! pairs among them (and per grain) and the share of each stage of the step, averaged over
+//! 200 steps. Criterion reports the time per step; grain-steps per
 //! second are `grains / time`.
 //!
 //! Last, the machine's own ceiling for two threads: the same amount of independent work
@@ -110,7 +111,7 @@ fn settled_bed(n: usize) -> World {
 
 fn stage_shares(world: &mut World, steps: usize) -> (StepStats, Duration) {
     let mut total = StepStats::default();
-    let mut contacts = 0usize;
+    let (mut pairs, mut contacts) = (0usize, 0usize);
     let mut coordination = 0.0;
     for _ in 0..steps {
         let s = *world.step();
@@ -120,9 +121,11 @@ fn stage_shares(world: &mut World, steps: usize) -> (StepStats, Duration) {
         total.narrow += s.narrow;
         total.forces += s.forces;
         total.correct += s.correct;
+        pairs += s.pairs;
         contacts += s.contacts;
         coordination += s.coordination;
     }
+    total.pairs = pairs / steps;
     total.contacts = contacts / steps;
     total.coordination = coordination / steps as f64;
     let sum =
@@ -187,8 +190,9 @@ fn main() {
             let (s, sum) = stage_shares(&mut world, 200);
             let share = |d: Duration| 100.0 * d.as_secs_f64() / sum.as_secs_f64();
             println!(
-                "n = {n}, {threads} thread(s): {:.0} grain-steps/s, {} contacts ({:.2} per grain), stages %: predict {:.1} bounds {:.1} broad {:.1} narrow+forces {:.1} loads {:.1} correct {:.1}",
+                "n = {n}, {threads} thread(s): {:.0} grain-steps/s, {} pairs of boxes, {} contacts ({:.2} per grain), stages %: predict {:.1} bounds {:.1} broad {:.1} narrow+forces {:.1} loads {:.1} correct {:.1}",
                 n as f64 * 200.0 / sum.as_secs_f64(),
+                s.pairs,
                 s.contacts,
                 s.coordination,
                 share(s.predict),
