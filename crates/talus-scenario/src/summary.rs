@@ -294,6 +294,10 @@ pub fn summary(runner: &Runner, status: &Status) -> Value {
                     t.processes.iter().map(|p| json_number(Some(p.exchange_seconds))).collect::<Vec<_>>(),
                 "pairs_evaluated_per_process":
                     t.processes.iter().map(|p| p.pairs_evaluated).collect::<Vec<_>>(),
+                "modelled_work_per_process":
+                    t.processes.iter().map(|p| json_number(Some(p.modelled_work))).collect::<Vec<_>>(),
+                "weight_factors_at_last_cut":
+                    t.weight_factors.iter().map(|&f| json_number(Some(f))).collect::<Vec<_>>(),
             }),
         );
     }

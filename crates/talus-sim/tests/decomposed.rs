@@ -4,13 +4,17 @@
 //! the single process's grains to the last bit, and every process has the single process's
 //! wall loads and contact counts: on 1, 2, 3 and 8 processes, with the regions cut anew in
 //! the middle of contacts, grains crossing the regions in every direction, and a process
-//! without grains; a world cut before its grains are added holds a part from the start;
-//! and a checkpoint gathered from 2 processes resumes on 3 and on 1 with the bits of the
+//! without grains; a world cut before its grains are added holds a part from the start; a
+//! process whose work costs more is given less at the next cut, with the same bits; and a
+//! checkpoint gathered from 2 processes resumes on 3 and on 1 with the bits of the
 //! uninterrupted run.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use talus_geom::glam::DVec3;
+use talus_sim::distribute::Exchange;
+use talus_sim::force::{ContactInput, ContactLoad, ForceModel, SideSprings};
 use talus_sim::integrate::IntegratorKind;
 use talus_sim::{World, WorldSnapshot};
 
@@ -84,6 +88,41 @@ fn trace(w: &mut World, steps: usize) -> Trace {
         t.slots.push(w.grain_slots());
     }
     t
+}
+
+/// A force model that gives another model's loads, after spinning for `spin` at each: the
+/// same forces, at a cost per contact the work model does not know.
+struct Slowed {
+    inner: Box<dyn ForceModel>,
+    spin: Duration,
+}
+
+impl ForceModel for Slowed {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn history_len(&self) -> usize {
+        self.inner.history_len()
+    }
+    fn load(&self, contact: &ContactInput, history: &mut [f64]) -> ContactLoad {
+        let start = Instant::now();
+        while start.elapsed() < self.spin {
+            std::hint::spin_loop();
+        }
+        self.inner.load(contact, history)
+    }
+    fn normal_stiffness(&self, area: f64, length: f64) -> f64 {
+        self.inner.normal_stiffness(area, length)
+    }
+    fn side_springs(&self, area: f64, length: f64) -> SideSprings {
+        self.inner.side_springs(area, length)
+    }
+    fn damping_ratio(&self) -> f64 {
+        self.inner.damping_ratio()
+    }
+    fn range(&self) -> f64 {
+        self.inner.range()
+    }
 }
 
 /// Runs `make()` on `ranks` processes (threads), decomposed, `steps` steps, the regions
@@ -405,4 +444,57 @@ fn a_cut_before_adding_needs_an_empty_decomposed_world() {
     for m in messages {
         assert!(m.contains("a world of 10 grains"), "{m}");
     }
+}
+
+#[test]
+fn a_process_whose_work_costs_more_is_given_less() {
+    // Two processes, the second slowed at every contact it evaluates (the same forces): its
+    // time per unit of modelled work is the larger, so each cut gives its grains more
+    // weight and its region fewer of them; the run's bits stay those of one process.
+    let make = || world(IntegratorKind::Gear, 90);
+    let steps = 300;
+    let single = trace(&mut make(), steps);
+    let runs = on_processes(2, |ex| {
+        let slow = ex.rank() == 1;
+        let mut w = make();
+        if slow {
+            let inner = talus_sim::force::ForceModelRegistry::default()
+                .build(
+                    "volumetric",
+                    &talus_sim::force::Coefficients::from([
+                        ("stiffness", 2e5),
+                        ("restitution", 0.6),
+                        ("friction", 0.4),
+                    ]),
+                )
+                .unwrap();
+            w.set_force_model(Box::new(Slowed {
+                inner,
+                spin: Duration::from_micros(100),
+            }))
+            .unwrap();
+        }
+        w.decompose(Box::new(ex), 50).unwrap();
+        let t = trace(&mut w, steps);
+        (t, w.traffic())
+    });
+    let (traces, traffic): (Vec<Trace>, Vec<_>) = runs.into_iter().unzip();
+    assert_same(&single, &traces, "one process slowed");
+    // Every process weighed alike, from the figures all of them know.
+    assert_eq!(traffic[0].weight_factors, traffic[1].weight_factors);
+    let factors = &traffic[0].weight_factors;
+    assert_eq!(factors.len(), 2, "the last cut went by measurements");
+    assert!(
+        factors[1] > 2.0 * factors[0],
+        "the slowed process's factor {factors:?}"
+    );
+    let owned = |rank: usize| traces[rank].grains.last().unwrap().len();
+    assert!(
+        owned(1) < owned(0),
+        "the slowed process owns {} grains, the other {}",
+        owned(1),
+        owned(0)
+    );
+    // The modelled work is counted on each process, and reported to all.
+    assert!(traffic[0].processes.iter().all(|p| p.modelled_work > 0.0));
 }

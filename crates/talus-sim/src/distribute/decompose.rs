@@ -58,9 +58,10 @@ use talus_geom::glam::DVec3;
 use talus_geom::{Aabb, FeatureCache, OverlapHint, Pose};
 
 use super::bisection::{Bisection, WeightedPoint};
+use super::measured::weight_factors;
 use super::{
-    Exchange, GRAIN_WORK, NOT_A_GRAIN, ProcessLoad, TOUCHING_WORK, Traffic, UNASSIGNED, all_gather,
-    check_group,
+    Exchange, GRAIN_WORK, NOT_A_GRAIN, ProcessLoad, Traffic, UNASSIGNED, all_gather, check_group,
+    pair_work,
 };
 use crate::broad::ProxyPair;
 use crate::contact::{Contact, ContactForce, History};
@@ -108,6 +109,8 @@ pub(crate) struct Decomposition {
     /// Per proxy this step: its key and the process that owns it.
     pub(crate) owners: Vec<(u32, u32)>,
     pub(crate) traffic: Traffic,
+    /// Every process's load at the last cut.
+    loads_at_cut: Vec<ProcessLoad>,
 }
 
 /// A grain sent to its new owner.
@@ -279,6 +282,7 @@ impl World {
                 ranks: size,
                 ..Traffic::default()
             },
+            loads_at_cut: Vec::new(),
         });
         Ok(())
     }
@@ -375,10 +379,16 @@ impl World {
             d.regions = Some(regions);
             d.traffic.rebalances += 1;
         } else if self.steps % d.rebalance_every == 0 {
+            // This process's grains weigh their work at what a unit of it cost here since
+            // the last cut (every process knows every process's figures alike).
+            let factors = weight_factors(&d.loads_at_cut, &d.traffic.processes);
+            let factor = factors.as_ref().map_or(1.0, |f| f[d.rank as usize]);
+            d.traffic.weight_factors = factors.unwrap_or_default();
+            d.loads_at_cut.clone_from(&d.traffic.processes);
             let mine: Vec<(u32, [f64; 3], f64)> = self
                 .weighted_points(&d)
                 .iter()
-                .map(|p| (p.key, p.position.to_array(), p.weight))
+                .map(|p| (p.key, p.position.to_array(), p.weight * factor))
                 .collect();
             let mine = encode(&mine);
             let mut points: Vec<WeightedPoint> = d
@@ -504,7 +514,7 @@ impl World {
             }
             if let Some(key) = self.pair_key_slot(c.pair) {
                 let touching = self.contact_forces.get(i).is_some_and(Option::is_some);
-                *work.entry(key).or_insert(0.0) += if touching { TOUCHING_WORK } else { 1.0 };
+                *work.entry(key).or_insert(0.0) += pair_work(touching);
             }
         }
         self.slots
@@ -805,6 +815,7 @@ impl World {
                 continue;
             }
             evaluated += 1;
+            d.traffic.modelled_work += pair_work(f.is_some());
             let Some(f) = f else { continue };
             let (Body::Grain(slot_a, a), Body::Grain(slot_b, b)) = (
                 self.proxies[c.pair.a as usize],
@@ -890,6 +901,7 @@ impl World {
                 narrow_seconds: d.traffic.narrow.as_secs_f64(),
                 exchange_seconds: d.traffic.exchange.as_secs_f64(),
                 pairs_evaluated: d.traffic.pairs_evaluated,
+                modelled_work: d.traffic.modelled_work,
             },
         };
         let all: Vec<Totals> = d

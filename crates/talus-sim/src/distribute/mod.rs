@@ -25,6 +25,7 @@
 pub mod bisection;
 pub mod decompose;
 pub mod exchange;
+mod measured;
 
 use std::time::{Duration, Instant};
 
@@ -37,6 +38,7 @@ use crate::snapshot::ContactSnapshot;
 use crate::world::{Body, GrainId, World};
 use bisection::{Bisection, WeightedPoint};
 pub use exchange::{Exchange, ThreadExchange, all_gather};
+use measured::weight_factors;
 
 /// A contact whose evaluating process is not decided yet (a new pair, or one restored from
 /// a checkpoint, whose state every process holds).
@@ -50,6 +52,12 @@ pub(crate) const NOT_A_GRAIN: u32 = u32::MAX;
 /// 18-vertex grains, `narrow_phase` benchmark) against a warm closest-feature query (about
 /// 60 ns).
 pub(crate) const TOUCHING_WORK: f64 = 30.0;
+
+/// The modelled work of a listed pair: [`TOUCHING_WORK`] when its bodies touch (a force was
+/// found), else one.
+pub(crate) fn pair_work(touching: bool) -> f64 {
+    if touching { TOUCHING_WORK } else { 1.0 }
+}
 
 /// The work of a grain without pairs, in the same units: it costs the narrow phase nothing,
 /// but every grain needs a weight for the regions to be cut among grains without pairs.
@@ -80,10 +88,16 @@ pub struct Traffic {
     pub rebalances: u64,
     /// Pairs this process evaluated.
     pub pairs_evaluated: u64,
+    /// Their modelled work (see [`ProcessLoad::modelled_work`]).
+    pub modelled_work: f64,
     /// Time in this process's narrow phase.
     pub narrow: Duration,
     /// What each process had done by the last step, by rank: the balance of the work.
     pub processes: Vec<ProcessLoad>,
+    /// The factors each process's grains were weighed by at the last cut, by rank, from
+    /// the cost of its work measured since the cut before (see `measured.rs`); empty when
+    /// that cut had no measurements to go by (the first one) and the model alone weighed.
+    pub weight_factors: Vec<f64>,
 }
 
 /// One process's share of a distributed run's work so far.
@@ -95,17 +109,22 @@ pub struct ProcessLoad {
     pub exchange_seconds: f64,
     /// Pairs it evaluated.
     pub pairs_evaluated: u64,
+    /// The modelled work of the pairs it evaluated: one per pair whose boxes overlap,
+    /// [`TOUCHING_WORK`] per pair whose grains touch. Its narrow-phase time per unit of this
+    /// is what balances the regions (see `measured.rs`).
+    pub modelled_work: f64,
 }
 
 /// Bytes of a [`ProcessLoad`] at the head of each message of the assigning stage.
-const LOAD_RECORD: usize = 24;
+const LOAD_RECORD: usize = 32;
 
 impl ProcessLoad {
     fn encode(&self) -> [u8; LOAD_RECORD] {
         let mut b = [0u8; LOAD_RECORD];
         b[..8].copy_from_slice(&self.narrow_seconds.to_le_bytes());
         b[8..16].copy_from_slice(&self.exchange_seconds.to_le_bytes());
-        b[16..].copy_from_slice(&self.pairs_evaluated.to_le_bytes());
+        b[16..24].copy_from_slice(&self.pairs_evaluated.to_le_bytes());
+        b[24..].copy_from_slice(&self.modelled_work.to_le_bytes());
         b
     }
 
@@ -115,6 +134,7 @@ impl ProcessLoad {
             narrow_seconds: f64::from_le_bytes(word(0)),
             exchange_seconds: f64::from_le_bytes(word(1)),
             pairs_evaluated: u64::from_le_bytes(word(2)),
+            modelled_work: f64::from_le_bytes(word(3)),
         }
     }
 }
@@ -131,6 +151,8 @@ pub(crate) struct Distribution {
     /// whose region holds it.
     pub(crate) owners: Vec<(u32, u32)>,
     traffic: Traffic,
+    /// Every process's load at the last cut.
+    loads_at_cut: Vec<ProcessLoad>,
 }
 
 /// Who evaluates which pair this step, as the narrow phase sees it.
@@ -192,6 +214,7 @@ impl World {
                 ranks: size,
                 ..Traffic::default()
             },
+            loads_at_cut: Vec::new(),
         });
         Ok(())
     }
@@ -291,20 +314,31 @@ impl World {
             for (i, c) in self.contacts.iter().enumerate() {
                 let (a, b) = (c.pair.a as usize, c.pair.b as usize);
                 let key = if keys[a] <= keys[b] { a } else { b };
-                let touching = self.contact_forces.get(i).is_some_and(Option::is_some);
-                work[key] += if touching { TOUCHING_WORK } else { 1.0 };
+                work[key] += pair_work(self.contact_forces.get(i).is_some_and(Option::is_some));
             }
+            // Each grain's work at what a unit of work cost the process that held it since
+            // the last cut (every process knows every process's figures alike).
+            let factors = d
+                .regions
+                .as_ref()
+                .and_then(|_| weight_factors(&d.loads_at_cut, &d.traffic.processes));
+            let factor = |x: DVec3| match (&factors, &d.regions) {
+                (Some(f), Some(regions)) => f[regions.owner(x) as usize],
+                _ => 1.0,
+            };
             let mut points: Vec<WeightedPoint> = keys
                 .iter()
                 .enumerate()
                 .filter(|&(_, &k)| k != NOT_A_GRAIN)
                 .map(|(proxy, &key)| WeightedPoint {
                     position: position(proxy),
-                    weight: work[proxy],
+                    weight: work[proxy] * factor(position(proxy)),
                     key,
                 })
                 .filter(|p| p.position.is_finite())
                 .collect();
+            d.traffic.weight_factors = factors.unwrap_or_default();
+            d.loads_at_cut.clone_from(&d.traffic.processes);
             d.regions = Some(Bisection::balance(&mut points, d.size as usize));
             d.traffic.rebalances += 1;
         }
@@ -342,6 +376,7 @@ impl World {
             narrow_seconds: d.traffic.narrow.as_secs_f64(),
             exchange_seconds: d.traffic.exchange.as_secs_f64(),
             pairs_evaluated: d.traffic.pairs_evaluated,
+            modelled_work: d.traffic.modelled_work,
         }
         .encode();
         let outgoing: Vec<Vec<u8>> = outgoing
@@ -387,6 +422,7 @@ impl World {
                 continue;
             }
             evaluated += 1;
+            d.traffic.modelled_work += pair_work(f.is_some());
             if let Some(f) = f {
                 bytes.extend_from_slice(&(i as u32).to_le_bytes());
                 for x in [f.force_on_b, f.torque_on_b, f.point] {
