@@ -58,7 +58,7 @@ use talus_geom::glam::DVec3;
 use talus_geom::{Aabb, FeatureCache, OverlapHint, Pose};
 
 use super::bisection::{Bisection, WeightedPoint};
-use super::measured::weight_factors;
+use super::measured::{smoothed, weight_factors};
 use super::{
     Exchange, GRAIN_WORK, NOT_A_GRAIN, ProcessLoad, Traffic, UNASSIGNED, all_gather, check_group,
     pair_work,
@@ -381,7 +381,8 @@ impl World {
         } else if self.steps % d.rebalance_every == 0 {
             // This process's grains weigh their work at what a unit of it cost here since
             // the last cut (every process knows every process's figures alike).
-            let factors = weight_factors(&d.loads_at_cut, &d.traffic.processes);
+            let factors = weight_factors(&d.loads_at_cut, &d.traffic.processes)
+                .map(|f| smoothed(&d.traffic.weight_factors, f));
             let factor = factors.as_ref().map_or(1.0, |f| f[d.rank as usize]);
             d.traffic.weight_factors = factors.unwrap_or_default();
             d.loads_at_cut.clone_from(&d.traffic.processes);

@@ -13,6 +13,9 @@
 //! weighed by the time spent on them), with the time per unit of modelled work instead of
 //! per atom, so that the pairs still count within a process.
 //!
+//! The factors of successive cuts are averaged (geometrically: [`smoothed`]), so that the
+//! cut does not jitter with the noise of one interval's timing.
+//!
 //! Measured times change from run to run, and with them where the regions are cut; the
 //! results do not (see [`super::decompose`]: no bit depends on which process evaluates a
 //! pair or sums a grain's loads).
@@ -63,6 +66,21 @@ pub(crate) fn weight_factors(before: &[ProcessLoad], now: &[ProcessLoad]) -> Opt
     )
 }
 
+/// The factors to cut by: the geometric mean of those `measured` since the last cut and
+/// those the last cut used (`previous`, by rank; when there were some for as many
+/// processes), so that one interval's noise moves the cut half as far while a lasting
+/// difference in cost is followed within a few cuts.
+pub(crate) fn smoothed(previous: &[f64], measured: Vec<f64>) -> Vec<f64> {
+    if previous.len() != measured.len() {
+        return measured;
+    }
+    measured
+        .iter()
+        .zip(previous)
+        .map(|(m, p)| (m * p).sqrt())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,6 +118,20 @@ mod tests {
         let mean = 1.1 / 100.0;
         let f = weight_factors(&before, &now).unwrap();
         assert!((f[0] - 0.01 / mean).abs() < 1e-12 && (f[1] - 0.02 / mean).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_cut_follows_the_measurements_halfway_on_a_log_scale() {
+        assert_eq!(smoothed(&[], vec![2.0, 0.5]), vec![2.0, 0.5]);
+        assert_eq!(smoothed(&[1.0, 1.0, 1.0], vec![2.0, 0.5]), vec![2.0, 0.5]);
+        let f = smoothed(&[1.0, 1.0], vec![4.0, 0.25]);
+        assert!((f[0] - 2.0).abs() < 1e-12 && (f[1] - 0.5).abs() < 1e-12);
+        // A lasting cost: within 2 % of it after six cuts.
+        let mut f = vec![1.0, 1.0];
+        for _ in 0..6 {
+            f = smoothed(&f, vec![3.0, 0.5]);
+        }
+        assert!((f[0] / 3.0 - 1.0).abs() < 0.02 && (f[1] / 0.5 - 1.0).abs() < 0.02);
     }
 
     #[test]

@@ -38,7 +38,7 @@ use crate::snapshot::ContactSnapshot;
 use crate::world::{Body, GrainId, World};
 use bisection::{Bisection, WeightedPoint};
 pub use exchange::{Exchange, ThreadExchange, all_gather};
-use measured::weight_factors;
+use measured::{smoothed, weight_factors};
 
 /// A contact whose evaluating process is not decided yet (a new pair, or one restored from
 /// a checkpoint, whose state every process holds).
@@ -95,8 +95,9 @@ pub struct Traffic {
     /// What each process had done by the last step, by rank: the balance of the work.
     pub processes: Vec<ProcessLoad>,
     /// The factors each process's grains were weighed by at the last cut, by rank, from
-    /// the cost of its work measured since the cut before (see `measured.rs`); empty when
-    /// that cut had no measurements to go by (the first one) and the model alone weighed.
+    /// the cost of its work measured since the cut before, averaged with the factors of
+    /// that cut (see `measured.rs`); empty when the last cut had no measurements to go by
+    /// (the first one) and the model alone weighed.
     pub weight_factors: Vec<f64>,
 }
 
@@ -321,7 +322,8 @@ impl World {
             let factors = d
                 .regions
                 .as_ref()
-                .and_then(|_| weight_factors(&d.loads_at_cut, &d.traffic.processes));
+                .and_then(|_| weight_factors(&d.loads_at_cut, &d.traffic.processes))
+                .map(|f| smoothed(&d.traffic.weight_factors, f));
             let factor = |x: DVec3| match (&factors, &d.regions) {
                 (Some(f), Some(regions)) => f[regions.owner(x) as usize],
                 _ => 1.0,
