@@ -14,7 +14,10 @@ use std::time::{Duration, Instant};
 
 use talus_geom::glam::DVec3;
 use talus_sim::distribute::Exchange;
-use talus_sim::force::{ContactInput, ContactLoad, ForceModel, SideSprings};
+use talus_sim::distribute::Traffic;
+use talus_sim::force::{
+    Coefficients, ContactInput, ContactLoad, ForceModel, ForceModelRegistry, SideSprings,
+};
 use talus_sim::integrate::IntegratorKind;
 use talus_sim::{World, WorldSnapshot};
 
@@ -446,22 +449,18 @@ fn a_cut_before_adding_needs_an_empty_decomposed_world() {
     }
 }
 
-#[test]
-fn a_process_whose_work_costs_more_is_given_less() {
-    // Two processes, the second slowed at every contact it evaluates (the same forces): its
-    // time per unit of modelled work is the larger, so each cut gives its grains more
-    // weight and its region fewer of them; the run's bits stay those of one process.
+/// The 90-grain gas on two processes, the second slowed at every contact it evaluates;
+/// each process's trace and traffic.
+fn slowed_on_two(rebalance_every: u64, steps: usize) -> (Vec<Trace>, Vec<Traffic>) {
     let make = || world(IntegratorKind::Gear, 90);
-    let steps = 300;
-    let single = trace(&mut make(), steps);
     let runs = on_processes(2, |ex| {
         let slow = ex.rank() == 1;
         let mut w = make();
         if slow {
-            let inner = talus_sim::force::ForceModelRegistry::default()
+            let inner = ForceModelRegistry::default()
                 .build(
                     "volumetric",
-                    &talus_sim::force::Coefficients::from([
+                    &Coefficients::from([
                         ("stiffness", 2e5),
                         ("restitution", 0.6),
                         ("friction", 0.4),
@@ -474,11 +473,49 @@ fn a_process_whose_work_costs_more_is_given_less() {
             }))
             .unwrap();
         }
-        w.decompose(Box::new(ex), 50).unwrap();
+        w.decompose(Box::new(ex), rebalance_every).unwrap();
         let t = trace(&mut w, steps);
         (t, w.traffic())
     });
-    let (traces, traffic): (Vec<Trace>, Vec<_>) = runs.into_iter().unzip();
+    runs.into_iter().unzip()
+}
+
+#[test]
+fn a_process_falling_behind_has_the_regions_cut_before_their_time() {
+    // Cuts due every 400 steps, a run of 300: only the first cut is on schedule. The
+    // slowed process falls behind, and the regions are cut again from step 100 on (a
+    // quarter of the interval), with the same bits.
+    let steps = 300;
+    let single = trace(&mut world(IntegratorKind::Gear, 90), steps);
+    let (traces, traffic) = slowed_on_two(400, steps);
+    assert_same(&single, &traces, "cut ahead of schedule");
+    assert_eq!(traffic[0].rebalances, traffic[1].rebalances);
+    assert!(
+        (2..=3).contains(&traffic[0].rebalances),
+        "{} cuts in {steps} steps",
+        traffic[0].rebalances
+    );
+    // The same gas, not slowed: balanced enough that nothing is cut ahead of schedule is
+    // not guaranteed on a shared machine, but never more often than every 100 steps.
+    let (traces, traffic) = on_processes(2, |ex| {
+        let mut w = world(IntegratorKind::Gear, 90);
+        w.decompose(Box::new(ex), 400).unwrap();
+        (trace(&mut w, steps), w.traffic())
+    })
+    .into_iter()
+    .unzip::<_, _, Vec<_>, Vec<_>>();
+    assert_same(&single, &traces, "not slowed");
+    assert!(traffic[0].rebalances <= 3);
+}
+
+#[test]
+fn a_process_whose_work_costs_more_is_given_less() {
+    // Two processes, the second slowed at every contact it evaluates (the same forces): its
+    // time per unit of modelled work is the larger, so each cut gives its grains more
+    // weight and its region fewer of them; the run's bits stay those of one process.
+    let steps = 300;
+    let single = trace(&mut world(IntegratorKind::Gear, 90), steps);
+    let (traces, traffic) = slowed_on_two(50, steps);
     assert_same(&single, &traces, "one process slowed");
     // Every process weighed alike, from the figures all of them know.
     assert_eq!(traffic[0].weight_factors, traffic[1].weight_factors);

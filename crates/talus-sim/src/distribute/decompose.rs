@@ -58,7 +58,7 @@ use talus_geom::glam::DVec3;
 use talus_geom::{Aabb, FeatureCache, OverlapHint, Pose};
 
 use super::bisection::{Bisection, WeightedPoint};
-use super::measured::{smoothed, weight_factors};
+use super::measured::{LAG_TO_CUT, lag, smoothed, weight_factors};
 use super::{
     Exchange, GRAIN_WORK, NOT_A_GRAIN, ProcessLoad, Traffic, UNASSIGNED, all_gather, check_group,
     pair_work,
@@ -109,8 +109,9 @@ pub(crate) struct Decomposition {
     /// Per proxy this step: its key and the process that owns it.
     pub(crate) owners: Vec<(u32, u32)>,
     pub(crate) traffic: Traffic,
-    /// Every process's load at the last cut.
+    /// Every process's load at the last cut, and the step it was made at.
     loads_at_cut: Vec<ProcessLoad>,
+    steps_at_cut: u64,
 }
 
 /// A grain sent to its new owner.
@@ -283,6 +284,7 @@ impl World {
                 ..Traffic::default()
             },
             loads_at_cut: Vec::new(),
+            steps_at_cut: 0,
         });
         Ok(())
     }
@@ -326,6 +328,7 @@ impl World {
             })
             .collect();
         d.regions = Some(Bisection::balance(&mut points, d.size as usize));
+        d.steps_at_cut = self.steps;
         d.traffic.rebalances += 1;
         Ok(())
     }
@@ -377,8 +380,9 @@ impl World {
             let regions = Bisection::balance(&mut points, d.size as usize);
             self.keep_own_grains(&mut d, &regions);
             d.regions = Some(regions);
+            d.steps_at_cut = self.steps;
             d.traffic.rebalances += 1;
-        } else if self.steps % d.rebalance_every == 0 {
+        } else if self.steps % d.rebalance_every == 0 || self.fell_behind(&d) {
             // This process's grains weigh their work at what a unit of it cost here since
             // the last cut (every process knows every process's figures alike).
             let factors = weight_factors(&d.loads_at_cut, &d.traffic.processes)
@@ -386,6 +390,7 @@ impl World {
             let factor = factors.as_ref().map_or(1.0, |f| f[d.rank as usize]);
             d.traffic.weight_factors = factors.unwrap_or_default();
             d.loads_at_cut.clone_from(&d.traffic.processes);
+            d.steps_at_cut = self.steps;
             let mine: Vec<(u32, [f64; 3], f64)> = self
                 .weighted_points(&d)
                 .iter()
@@ -440,6 +445,15 @@ impl World {
         d.traffic.exchange += elapsed;
         self.decomposition = Some(d);
         elapsed
+    }
+
+    /// Whether the regions are cut ahead of schedule: a quarter of the interval or more
+    /// since the last cut, some process's narrow phase has fallen behind the mean by
+    /// [`LAG_TO_CUT`] since then (the same figures on every process, the same verdict).
+    fn fell_behind(&self, d: &Decomposition) -> bool {
+        let soonest = d.steps_at_cut + (d.rebalance_every / 4).max(1);
+        self.steps >= soonest
+            && lag(&d.loads_at_cut, &d.traffic.processes).is_some_and(|l| l > LAG_TO_CUT)
     }
 
     /// The first cut, on a world every process holds whole: this process keeps only the
