@@ -449,14 +449,16 @@ fn a_cut_before_adding_needs_an_empty_decomposed_world() {
     }
 }
 
-/// The 90-grain gas on two processes, the second slowed at every contact it evaluates;
-/// each process's trace and traffic.
-fn slowed_on_two(rebalance_every: u64, steps: usize) -> (Vec<Trace>, Vec<Traffic>) {
-    let make = || world(IntegratorKind::Gear, 90);
+/// The 90-grain gas on two processes, the second slowed by `spin` at every contact it
+/// evaluates (if given); each process's trace and traffic.
+fn gas_on_two(
+    rebalance_every: u64,
+    steps: usize,
+    spin: Option<Duration>,
+) -> (Vec<Trace>, Vec<Traffic>) {
     let runs = on_processes(2, |ex| {
-        let slow = ex.rank() == 1;
-        let mut w = make();
-        if slow {
+        let mut w = world(IntegratorKind::Gear, 90);
+        if let Some(spin) = spin.filter(|_| ex.rank() == 1) {
             let inner = ForceModelRegistry::default()
                 .build(
                     "volumetric",
@@ -467,11 +469,7 @@ fn slowed_on_two(rebalance_every: u64, steps: usize) -> (Vec<Trace>, Vec<Traffic
                     ]),
                 )
                 .unwrap();
-            w.set_force_model(Box::new(Slowed {
-                inner,
-                spin: Duration::from_micros(100),
-            }))
-            .unwrap();
+            w.set_force_model(Box::new(Slowed { inner, spin })).unwrap();
         }
         w.decompose(Box::new(ex), rebalance_every).unwrap();
         let t = trace(&mut w, steps);
@@ -487,7 +485,8 @@ fn a_process_falling_behind_has_the_regions_cut_before_their_time() {
     // quarter of the interval), with the same bits.
     let steps = 300;
     let single = trace(&mut world(IntegratorKind::Gear, 90), steps);
-    let (traces, traffic) = slowed_on_two(400, steps);
+    let slowed = Some(Duration::from_micros(100));
+    let (traces, traffic) = gas_on_two(400, steps, slowed);
     assert_same(&single, &traces, "cut ahead of schedule");
     assert_eq!(traffic[0].rebalances, traffic[1].rebalances);
     assert!(
@@ -497,13 +496,7 @@ fn a_process_falling_behind_has_the_regions_cut_before_their_time() {
     );
     // The same gas, not slowed: balanced enough that nothing is cut ahead of schedule is
     // not guaranteed on a shared machine, but never more often than every 100 steps.
-    let (traces, traffic) = on_processes(2, |ex| {
-        let mut w = world(IntegratorKind::Gear, 90);
-        w.decompose(Box::new(ex), 400).unwrap();
-        (trace(&mut w, steps), w.traffic())
-    })
-    .into_iter()
-    .unzip::<_, _, Vec<_>, Vec<_>>();
+    let (traces, traffic) = gas_on_two(400, steps, None);
     assert_same(&single, &traces, "not slowed");
     assert!(traffic[0].rebalances <= 3);
 }
@@ -515,7 +508,7 @@ fn a_process_whose_work_costs_more_is_given_less() {
     // weight and its region fewer of them; the run's bits stay those of one process.
     let steps = 300;
     let single = trace(&mut world(IntegratorKind::Gear, 90), steps);
-    let (traces, traffic) = slowed_on_two(50, steps);
+    let (traces, traffic) = gas_on_two(50, steps, Some(Duration::from_micros(100)));
     assert_same(&single, &traces, "one process slowed");
     // Every process weighed alike, from the figures all of them know.
     assert_eq!(traffic[0].weight_factors, traffic[1].weight_factors);
