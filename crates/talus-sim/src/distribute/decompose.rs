@@ -5,8 +5,10 @@
 //! Unlike the replicated scheme of [`crate::distribute`], where every process holds the
 //! whole scene, a process here
 //! * **owns** the grains whose centres lie in its region (recursive coordinate bisection,
-//!   [`super::bisection`], balanced by the narrow-phase work each grain brings and cut anew
-//!   every `rebalance_every` steps): it alone predicts, sums and corrects them;
+//!   [`super::bisection`], balanced by the narrow-phase work each grain brings, weighed by
+//!   what a unit of it took on its process since the last cut, and cut anew every
+//!   `rebalance_every` steps or sooner when a process falls behind: `super::measured`): it
+//!   alone predicts, sums and corrects them;
 //! * holds **ghosts**: after the prediction each process sends the box of all its grains'
 //!   boxes to all others, and every grain whose box meets another process's box is sent to
 //!   it (predicted pose and velocities, inertia, shape and material). A pair of grains
