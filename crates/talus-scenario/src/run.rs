@@ -292,11 +292,7 @@ impl Runner {
     pub fn begin(&mut self) -> Result<(), ScenarioError> {
         self.output_row()?;
         if self.writes_files {
-            let file = self.dir.claim(TIMESERIES_FILE)?;
-            self.state
-                .series
-                .write(&file)
-                .map_err(|source| io_error(&file, source))?;
+            self.write_series(TimeSeries::write)?;
         }
         if self.frame_every.is_some() {
             self.frame()?;
@@ -376,12 +372,7 @@ impl Runner {
             }
         }
         // Rows and frames after the checkpoint are written again as the run repeats them.
-        let file = runner.dir.claim(TIMESERIES_FILE)?;
-        runner
-            .state
-            .series
-            .write(&file)
-            .map_err(|source| io_error(&file, source))?;
+        runner.write_series(TimeSeries::write)?;
         if !runner.state.frames.is_empty() {
             let pvd = runner.dir.claim(PVD_FILE)?;
             write_pvd(&pvd, &runner.state.frames).map_err(|source| io_error(&pvd, source))?;
@@ -530,11 +521,7 @@ impl Runner {
             if step % self.output_every == 0 || step == self.total_steps {
                 self.output_row()?;
                 if self.writes_files {
-                    let file = self.dir.claim(TIMESERIES_FILE)?;
-                    self.state
-                        .series
-                        .append_last_row(&file)
-                        .map_err(|source| io_error(&file, source))?;
+                    self.write_series(TimeSeries::append_last_row)?;
                 }
                 self.check_rest();
             }
@@ -690,6 +677,16 @@ impl Runner {
             grains,
             kinetic_energy,
         };
+    }
+
+    /// Writes the time series to its file in the run directory with `write` (the whole
+    /// series, or its last row appended).
+    fn write_series(
+        &mut self,
+        write: impl FnOnce(&TimeSeries, &Path) -> std::io::Result<()>,
+    ) -> Result<(), ScenarioError> {
+        let file = self.dir.claim(TIMESERIES_FILE)?;
+        write(&self.state.series, &file).map_err(|source| io_error(&file, source))
     }
 
     /// Appends the row of the current state to the time series.
