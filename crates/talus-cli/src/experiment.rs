@@ -259,7 +259,7 @@ pub fn run_file(args: &RunArgs, process: &Process) -> Result<ExitCode, String> {
         let threads = process.default_threads(args.threads);
         // Over several processes, each adds the grains of its region alone.
         let decomposition = process.exchange().map(|e| (e, args.rebalance_every));
-        let runner = Runner::prepare_in(
+        let mut runner = Runner::prepare_in(
             &scenario,
             &args.file,
             &registry,
@@ -268,6 +268,7 @@ pub fn run_file(args: &RunArgs, process: &Process) -> Result<ExitCode, String> {
             decomposition,
         )
         .map_err(|e| report_errors(vec![e], &args.overrides))?;
+        runner.write_pieces_into(&out);
         let line = format!(
             "{} grains, {} steps, {}{} threads; about {} of memory and {} of output",
             needs.grains,
@@ -460,7 +461,8 @@ pub fn resume_dir(args: &ResumeArgs, process: &Process) -> Result<ExitCode, Stri
         };
         let registry = ForceModelRegistry::default();
         let threads = process.default_threads(args.threads);
-        let runner = Runner::resume_in(dir, &registry, threads).map_err(|e| e.to_string())?;
+        let mut runner = Runner::resume_in(dir, &registry, threads).map_err(|e| e.to_string())?;
+        runner.write_pieces_into(&args.dir);
         one_seed_if_distributed(&runner.exp.scenario, process)?;
         Ok((runner, scratch))
     };

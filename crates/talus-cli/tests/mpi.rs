@@ -1,9 +1,11 @@
 //! Distributed runs under `mpirun` (built with the feature `mpi`; `.ci/run` installs Open
 //! MPI and runs these): a hopper that pours and discharges grains and a vibrating box, each
 //! process holding only its region's grains (the regions cut anew every 7 steps, in the
-//! middle of contacts), and a chute periodic along and across its flow (every process
-//! holding the whole scene), run on 1, 2 and 3 processes, give the summary, time series,
-//! frames and final state of the single-process run to the bit; a 2-process run killed
+//! middle of contacts), and a chute periodic along and across its flow (its grains split
+//! too, and wrapping through the periodic faces), run on 1, 2 and 3 processes, give the summary, time series,
+//! frames (written in one piece per process where the grains are split: the pieces
+//! together hold the single-process frame's cells to the bit) and final state of the
+//! single-process run to the bit; a 2-process run killed
 //! mid-way resumes on 3 processes and on a plain single process with the same bits;
 //! commands that cannot run distributed are refused by every process without hanging.
 #![cfg(feature = "mpi")]
@@ -107,6 +109,173 @@ fn summary_without_timings(dir: &Path) -> serde_json::Value {
     v
 }
 
+/// One grain of a frame: its id, then its values in every array of the file (cell data,
+/// its points and their data, its face stream with its own point numbers).
+type GrainCell = (u32, Vec<Vec<u8>>);
+
+/// The arrays of a `.vtu` file by section and name, each the little-endian values of its
+/// `binary` form (after the byte-count header).
+fn vtu_arrays(path: &Path) -> std::collections::BTreeMap<(String, String), Vec<u8>> {
+    use base64::Engine;
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut arrays = std::collections::BTreeMap::new();
+    let mut rest = text.as_str();
+    let mut section = String::new();
+    while let Some(open) = rest.find('<') {
+        rest = &rest[open + 1..];
+        let tag: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric())
+            .collect();
+        if tag != "DataArray" {
+            if ["PointData", "CellData", "Points", "Cells", "FieldData"].contains(&tag.as_str()) {
+                section = tag;
+            }
+            continue;
+        }
+        let head_end = rest.find('>').unwrap();
+        let head = &rest[..head_end];
+        let name = head
+            .split("Name=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        let body_end = rest.find("</DataArray>").unwrap();
+        let raw = base64::engine::general_purpose::STANDARD
+            .decode(rest[head_end + 1..body_end].trim())
+            .unwrap();
+        let count = u64::from_le_bytes(raw[..8].try_into().unwrap()) as usize;
+        assert_eq!(
+            count,
+            raw.len() - 8,
+            "{}: byte count of {name}",
+            path.display()
+        );
+        arrays.insert((section.clone(), name.to_string()), raw[8..].to_vec());
+        rest = &rest[body_end..];
+    }
+    arrays
+}
+
+/// The grains of a `.vtu` file (a frame, or a piece of one), cell by cell.
+fn grain_cells(path: &Path) -> Vec<GrainCell> {
+    let arrays = vtu_arrays(path);
+    let get = |section: &str, name: &str| -> &Vec<u8> {
+        arrays
+            .get(&(section.to_string(), name.to_string()))
+            .unwrap_or_else(|| panic!("{}: no {section}/{name}", path.display()))
+    };
+    let i64s = |bytes: &Vec<u8>| -> Vec<i64> {
+        bytes
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let ids: Vec<u32> = get("CellData", "grain_id")
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let (offsets, faces, face_offsets) = (
+        i64s(get("Cells", "offsets")),
+        i64s(get("Cells", "faces")),
+        i64s(get("Cells", "faceoffsets")),
+    );
+    let n = ids.len();
+    let mut cells = Vec::with_capacity(n);
+    for k in 0..n {
+        let mut values = Vec::new();
+        for ((section, _), bytes) in &arrays {
+            if section == "CellData" {
+                let width = bytes.len() / n;
+                values.push(bytes[k * width..(k + 1) * width].to_vec());
+            }
+        }
+        // A cell's points are consecutive, from the end of the last cell's.
+        let first = if k == 0 { 0 } else { offsets[k - 1] };
+        let (p0, p1) = (first as usize, offsets[k] as usize);
+        values.push(get("Points", "Points")[24 * p0..24 * p1].to_vec());
+        values.push(get("PointData", "velocity")[24 * p0..24 * p1].to_vec());
+        let f0 = if k == 0 {
+            0
+        } else {
+            face_offsets[k - 1] as usize
+        };
+        let mut stream = faces[f0..face_offsets[k] as usize].iter().copied();
+        let mut local = vec![stream.next().unwrap()];
+        while let Some(count) = stream.next() {
+            local.push(count);
+            local.extend(stream.by_ref().take(count as usize).map(|id| id - first));
+        }
+        values.push(local.iter().flat_map(|x| x.to_le_bytes()).collect());
+        cells.push((ids[k], values));
+    }
+    cells
+}
+
+/// The frames of the run in `dir` as its `frames.pvd` lists them: each frame's time, its
+/// grains by id (from its `.vtu`, or from the pieces its `.pvtu` names) and its walls'
+/// file. Every file in `frames/` is one of them.
+fn frames_of(dir: &Path) -> Vec<(String, Vec<GrainCell>, Vec<u8>)> {
+    let Ok(pvd) = std::fs::read_to_string(dir.join("frames.pvd")) else {
+        return Vec::new();
+    };
+    let attribute = |line: &str, name: &str| -> String {
+        line.split(&format!("{name}=\""))
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let mut used = std::collections::BTreeSet::new();
+    let mut frames = Vec::new();
+    let entries: Vec<&str> = pvd.lines().filter(|l| l.contains("<DataSet")).collect();
+    for pair in entries.chunks(2) {
+        let (grains, walls) = (attribute(pair[0], "file"), attribute(pair[1], "file"));
+        assert_eq!(
+            (attribute(pair[0], "part"), attribute(pair[1], "part")),
+            ("0".into(), "1".into())
+        );
+        let mut cells = if let Some(stem) = grains.strip_suffix(".pvtu") {
+            let text = std::fs::read_to_string(dir.join(&grains)).unwrap();
+            let pieces: Vec<String> = text
+                .lines()
+                .filter(|l| l.contains("<Piece "))
+                .map(|l| format!("frames/{}", attribute(l, "Source")))
+                .collect();
+            assert!(
+                !pieces.is_empty() && pieces.iter().all(|p| p.starts_with(&format!("{stem}_p")))
+            );
+            used.extend(pieces.iter().cloned());
+            pieces
+                .iter()
+                .flat_map(|p| grain_cells(&dir.join(p)))
+                .collect()
+        } else {
+            grain_cells(&dir.join(&grains))
+        };
+        cells.sort_by_key(|c| c.0);
+        let wall_bytes = std::fs::read(dir.join(&walls)).unwrap();
+        used.insert(grains);
+        used.insert(walls);
+        frames.push((attribute(pair[0], "timestep"), cells, wall_bytes));
+    }
+    let present: std::collections::BTreeSet<String> = std::fs::read_dir(dir.join("frames"))
+        .unwrap()
+        .map(|e| format!("frames/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    assert_eq!(
+        present,
+        used,
+        "{}: files in frames/ the frames do not name",
+        dir.display()
+    );
+    frames
+}
+
 /// Every file of the two runs that must agree, to the bit.
 fn assert_same_run(a: &Path, b: &Path, what: &str) {
     let read = |d: &Path, f: &str| std::fs::read(d.join(f)).unwrap_or_default();
@@ -119,21 +288,7 @@ fn assert_same_run(a: &Path, b: &Path, what: &str) {
         summary_without_timings(b),
         "{what}: summaries differ"
     );
-    let frames = |d: &Path| -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(d.join("frames"))
-            .map(|r| {
-                r.filter_map(|e| Some(e.ok()?.file_name().to_string_lossy().into_owned()))
-                    .collect()
-            })
-            .unwrap_or_default();
-        v.sort();
-        v
-    };
-    assert_eq!(frames(a), frames(b), "{what}: frame files differ");
-    for f in frames(a) {
-        let path = format!("frames/{f}");
-        assert!(read(a, &path) == read(b, &path), "{what}: {path} differs");
-    }
+    assert!(frames_of(a) == frames_of(b), "{what}: the frames differ");
     let x = checkpoint::read(&a.join("checkpoint.bin")).unwrap();
     let y = checkpoint::read(&b.join("checkpoint.bin")).unwrap();
     assert_eq!(x.world.steps, y.world.steps, "{what}: steps");
@@ -248,6 +403,14 @@ fn one_two_and_three_processes_give_the_single_process_run() {
             let out = dir.join(format!("{name}-{ranks}"));
             distributed_run(ranks, file, &out, sets);
             assert_same_run(&single, &out, &format!("{name} on {ranks} processes"));
+            // Where each process holds its own region's grains, each writes them as a
+            // piece of the frame.
+            let pvd = std::fs::read_to_string(out.join("frames.pvd")).unwrap();
+            assert_eq!(
+                pvd.contains(".pvtu"),
+                ranks > 1,
+                "{name} on {ranks} processes: frames in pieces"
+            );
         }
     }
     let _ = std::fs::remove_dir_all(dir);

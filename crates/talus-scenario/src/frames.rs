@@ -1,5 +1,8 @@
 //! ParaView frames: the grains as polyhedra and the walls present at the frame's time, one
-//! `.vtu` file each per frame, listed in a `.pvd` collection by the run.
+//! `.vtu` file each per frame, listed in a `.pvd` collection by the run. In a run whose
+//! grains are split between processes, each process writes its own grains as a piece
+//! (`grains_NNNNNN_pK.vtu`) and the first the parallel file over the pieces
+//! (`grains_NNNNNN.pvtu`), so that no process gathers the grains of the others.
 
 use std::path::Path;
 
@@ -11,21 +14,92 @@ use talus_sim::wall::WallGeometry;
 
 use crate::build::Experiment;
 use crate::error::ScenarioError;
-use crate::output::vtk::{GrainFrame, WallFrame, write_grains_vtu, write_walls_vtu};
+use crate::output::RunDir;
+use crate::output::vtk::{
+    GrainFrame, WallFrame, write_grains_pvtu, write_grains_vtu, write_walls_vtu,
+};
 use crate::run::io_error;
 
-/// The two files of frame `index`, relative to the output directory: grains, then walls.
+/// The two files of frame `index`, relative to the output directory: grains (the parallel
+/// file over the pieces when `in_pieces`), then walls.
 #[must_use]
-pub fn frame_files(index: usize) -> Vec<String> {
+pub fn frame_files(index: usize, in_pieces: bool) -> Vec<String> {
+    let grains = if in_pieces { "pvtu" } else { "vtu" };
     vec![
-        format!("frames/grains_{index:06}.vtu"),
+        format!("frames/grains_{index:06}.{grains}"),
         format!("frames/walls_{index:06}.vtu"),
     ]
 }
 
+/// The piece of frame `index` that process `rank` writes, relative to the output directory.
+#[must_use]
+pub fn frame_piece(index: usize, rank: usize) -> String {
+    format!("frames/grains_{index:06}_p{rank}.vtu")
+}
+
+/// Removes from `dir` what an earlier writing of frame `index` left in the other layout (a
+/// run resumed on another number of processes writes the frames after its checkpoint
+/// again): the grains' file of the other form, and every piece from number `pieces` on
+/// (all of them when the frame is now one file, `pieces` = 0). `files` are the frame's
+/// files now. Only files the run's manifest lists are touched.
+///
+/// # Errors
+/// [`ScenarioError::Io`] if a file cannot be removed.
+pub fn remove_other_layout(
+    dir: &RunDir,
+    index: usize,
+    files: &[String],
+    pieces: usize,
+) -> Result<(), ScenarioError> {
+    let other_form = frame_files(index, pieces == 0).swap_remove(0);
+    // Pieces are numbered from 0 without gaps: the first one not listed ends them.
+    let stale_pieces = (pieces..)
+        .map(|k| frame_piece(index, k))
+        .take_while(|piece| dir.lists(piece));
+    for file in std::iter::once(other_form).chain(stale_pieces) {
+        if files.contains(&file) || !dir.lists(&file) {
+            continue;
+        }
+        let path = dir.join(&file);
+        match std::fs::remove_file(&path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(io_error(&path, source)),
+        }
+    }
+    Ok(())
+}
+
+/// The corners of the box around the grains' centres, as
+/// `[lo.x, lo.y, lo.z, hi.x, hi.y, hi.z]`; `None` without grains. The box of several sets
+/// of grains is the [`enclosing`] box of theirs, to the bit.
+#[must_use]
+pub fn grain_region(states: &[GrainState]) -> Option<[f64; 6]> {
+    let (lo, hi) = states.iter().fold(
+        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+        |(lo, hi), g| (lo.min(g.pose.position), hi.max(g.pose.position)),
+    );
+    lo.cmple(hi)
+        .all()
+        .then_some([lo.x, lo.y, lo.z, hi.x, hi.y, hi.z])
+}
+
+/// The box around boxes of [`grain_region`].
+#[must_use]
+pub fn enclosing(regions: impl IntoIterator<Item = [f64; 6]>) -> Option<[f64; 6]> {
+    regions.into_iter().reduce(|a, b| {
+        let mut c = a;
+        for k in 0..3 {
+            c[k] = a[k].min(b[k]);
+            c[k + 3] = a[k + 3].max(b[k + 3]);
+        }
+        c
+    })
+}
+
 /// Writes a frame into `files` (relative to `out`, as [`frame_files`] names them): the
-/// grains `states` (all of the run's: gathered from every process in a decomposed run),
-/// then the walls. A half-space wall is drawn as a square plate around the grains.
+/// grains `states` (all of the run's), then the walls. A half-space wall is drawn as a
+/// square plate around the grains.
 ///
 /// # Errors
 /// [`ScenarioError::Io`] if a file cannot be written.
@@ -36,9 +110,29 @@ pub fn write_frame(
     files: &[String],
     grain_population: &[u32],
 ) -> Result<(), ScenarioError> {
-    let world = &exp.world;
-    let time = world.time();
-    let shapes = world.shapes();
+    let [grain_file, wall_file] = files else {
+        return Err(ScenarioError::Engine {
+            path: out.to_path_buf(),
+            context: "frame".into(),
+            message: format!("a frame has two files, not {}", files.len()),
+        });
+    };
+    write_grains(exp, states, &out.join(grain_file), grain_population)?;
+    write_walls(exp, grain_region(states), &out.join(wall_file))
+}
+
+/// Writes the grains `states` (in that order) as one `.vtu` file (a frame, or a piece of
+/// one) at `path`.
+///
+/// # Errors
+/// [`ScenarioError::Io`] if the file cannot be written.
+pub fn write_grains(
+    exp: &Experiment,
+    states: &[GrainState],
+    path: &Path,
+    grain_population: &[u32],
+) -> Result<(), ScenarioError> {
+    let shapes = exp.world.shapes();
     let grains: Vec<GrainFrame> = states
         .iter()
         .filter_map(|g| {
@@ -54,16 +148,42 @@ pub fn write_frame(
             })
         })
         .collect();
+    write_grains_vtu(path, exp.world.time(), &grains).map_err(|source| io_error(path, source))
+}
 
+/// Writes the parallel file of a frame whose grains are in `pieces` (relative to the
+/// output directory `out`, as [`frame_piece`] names them) at `path`.
+///
+/// # Errors
+/// [`ScenarioError::Io`] if the file cannot be written.
+pub fn write_grain_pieces(path: &Path, pieces: &[String]) -> Result<(), ScenarioError> {
+    // The parallel file names its pieces relative to its own folder, `frames/`.
+    let names: Vec<String> = pieces
+        .iter()
+        .map(|p| p.rsplit('/').next().unwrap_or(p).to_string())
+        .collect();
+    write_grains_pvtu(path, &names).map_err(|source| io_error(path, source))
+}
+
+/// Writes the walls present at the frame's time at `path`; a half-space is drawn as a
+/// square plate around `region`, the box of the grains' centres (see [`grain_region`]).
+///
+/// # Errors
+/// [`ScenarioError::Io`] if the file cannot be written.
+pub fn write_walls(
+    exp: &Experiment,
+    region: Option<[f64; 6]>,
+    path: &Path,
+) -> Result<(), ScenarioError> {
+    let world = &exp.world;
+    let time = world.time();
     // The region of the grains sets the size of the plates that stand for half-spaces.
-    let (lo, hi) = states.iter().fold(
-        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-        |(lo, hi), g| (lo.min(g.pose.position), hi.max(g.pose.position)),
-    );
-    let (center, size) = if lo.cmple(hi).all() {
-        (0.5 * (lo + hi), (hi - lo).length().max(1e-3) * 1.5)
-    } else {
-        (DVec3::ZERO, 1.0)
+    let (center, size) = match region {
+        Some([x0, y0, z0, x1, y1, z1]) => {
+            let (lo, hi) = (DVec3::new(x0, y0, z0), DVec3::new(x1, y1, z1));
+            (0.5 * (lo + hi), (hi - lo).length().max(1e-3) * 1.5)
+        }
+        None => (DVec3::ZERO, 1.0),
     };
     let mut plates: Vec<(usize, ConvexPolyhedron, Pose)> = Vec::new();
     for (w, wall) in world.walls().iter().enumerate() {
@@ -112,15 +232,75 @@ pub fn write_frame(
         }
     }
 
-    let [grain_file, wall_file] = files else {
-        return Err(ScenarioError::Engine {
-            path: out.to_path_buf(),
-            context: "frame".into(),
-            message: format!("a frame has two files, not {}", files.len()),
-        });
-    };
-    let path = out.join(grain_file);
-    write_grains_vtu(&path, time, &grains).map_err(|source| io_error(&path, source))?;
-    let path = out.join(wall_file);
-    write_walls_vtu(&path, time, &walls).map_err(|source| io_error(&path, source))
+    write_walls_vtu(path, time, &walls).map_err(|source| io_error(path, source))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A frame written again in the other layout leaves none of the earlier one's files
+    /// behind, and nothing else is touched.
+    #[test]
+    fn a_frame_written_again_removes_the_files_of_its_other_layout() {
+        let root = std::env::temp_dir().join(format!("talus-frames-layout-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let mut dir = RunDir::create(&root, false).unwrap();
+        let earlier = [
+            "frames/grains_000001.vtu",
+            "frames/grains_000001.pvtu",
+            "frames/grains_000001_p0.vtu",
+            "frames/grains_000001_p1.vtu",
+            "frames/grains_000001_p2.vtu",
+            "frames/walls_000001.vtu",
+            "frames/grains_000002_p0.vtu",
+        ];
+        let write_all = |dir: &mut RunDir| {
+            for file in earlier {
+                let path = dir.claim(file).unwrap();
+                std::fs::write(path, file).unwrap();
+            }
+        };
+        let present = |dir: &RunDir| -> Vec<&str> {
+            earlier
+                .iter()
+                .copied()
+                .filter(|f| dir.join(f).exists())
+                .collect()
+        };
+        write_all(&mut dir);
+        // A user's file beside them, under a name talus does not write.
+        std::fs::write(root.join("frames/grains_000001_p3.vtu.bak"), "mine").unwrap();
+
+        // Now in two pieces: the single file and the third piece go.
+        remove_other_layout(&dir, 1, &frame_files(1, true), 2).unwrap();
+        assert_eq!(
+            present(&dir),
+            [
+                "frames/grains_000001.pvtu",
+                "frames/grains_000001_p0.vtu",
+                "frames/grains_000001_p1.vtu",
+                "frames/walls_000001.vtu",
+                "frames/grains_000002_p0.vtu",
+            ]
+        );
+
+        // Now one file: the parallel file and every piece go.
+        write_all(&mut dir);
+        remove_other_layout(&dir, 1, &frame_files(1, false), 0).unwrap();
+        assert_eq!(
+            present(&dir),
+            [
+                "frames/grains_000001.vtu",
+                "frames/walls_000001.vtu",
+                "frames/grains_000002_p0.vtu",
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("frames/grains_000001_p3.vtu.bak")).unwrap(),
+            "mine"
+        );
+        drop(dir);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
 }

@@ -13,13 +13,16 @@ use serde::{Deserialize, Serialize};
 use talus_geom::glam::DVec3;
 use talus_sim::distribute::Exchange;
 use talus_sim::force::ForceModelRegistry;
-use talus_sim::{GrainId, StepStats};
+use talus_sim::{GrainId, GrainState, StepStats};
 
 use crate::blowup::{BlowUpCheck, Limits};
 use crate::build::{Experiment, build_deferred, build_with_shapes, grain_desc};
 use crate::checkpoint::{self, CheckpointRef};
 use crate::error::ScenarioError;
-use crate::frames::{frame_files, write_frame};
+use crate::frames::{
+    enclosing, frame_files, frame_piece, grain_region, remove_other_layout, write_frame,
+    write_grain_pieces, write_grains, write_walls,
+};
 use crate::journal::{AppendLog, Journal, Journaled};
 use crate::load::{parse, to_ron};
 use crate::output::csv::{Column, TimeSeries};
@@ -125,6 +128,9 @@ pub struct Runner {
     /// The run's state.
     pub state: RunState,
     out: PathBuf,
+    /// Where this process writes its pieces of the frames of a run whose grains are split
+    /// between processes: the run's output directory (see [`Runner::write_pieces_into`]).
+    pieces_out: PathBuf,
     dir: RunDir,
     journal: Journal,
     total_steps: u64,
@@ -399,6 +405,7 @@ impl Runner {
             exp,
             state,
             out: dir.path().to_path_buf(),
+            pieces_out: dir.path().to_path_buf(),
             dir,
             journal,
             registry: registry.clone(),
@@ -408,6 +415,15 @@ impl Runner {
                 kinetic_energy: 0.0,
             },
         }
+    }
+
+    /// Makes this process write its pieces of the frames into `out`, the run's output
+    /// directory, when its files go elsewhere: in a run whose grains are split between
+    /// processes each writes its own grains there, so every process must see that directory
+    /// (a filesystem the nodes share, as a resumed run already needs to read its
+    /// checkpoint). By default the pieces go where the process writes its files.
+    pub fn write_pieces_into(&mut self, out: &Path) {
+        self.pieces_out = out.to_path_buf();
     }
 
     /// Steps of the whole run.
@@ -742,23 +758,29 @@ impl Runner {
     }
 
     fn frame(&mut self) -> Result<(), ScenarioError> {
-        let states = self.exp.world.grain_states_on_first();
-        if !self.writes_files {
-            return Ok(());
-        }
         let index = self.state.frames.len() / 2;
         let time = self.exp.world.time();
-        let files = frame_files(index);
-        for file in &files {
-            self.dir.claim(file)?;
+        let in_pieces = self.exp.world.grains_split();
+        let files = frame_files(index, in_pieces);
+        if in_pieces {
+            self.frame_in_pieces(index, &files)?;
+        } else {
+            let states = self.exp.world.grain_states_on_first();
+            if self.writes_files {
+                for file in &files {
+                    self.dir.claim(file)?;
+                }
+                remove_other_layout(&self.dir, index, &files, 0)?;
+                write_frame(
+                    &self.exp,
+                    &states,
+                    &self.out,
+                    &files,
+                    &self.state.grain_population,
+                )?;
+            }
         }
-        write_frame(
-            &self.exp,
-            &states,
-            &self.out,
-            &files,
-            &self.state.grain_population,
-        )?;
+        // Every process counts the frames (the next one's pieces are named by it).
         let before = self.state.frames.len();
         for (part, file) in files.into_iter().enumerate() {
             self.state.frames.push(PvdEntry {
@@ -767,9 +789,50 @@ impl Runner {
                 file,
             });
         }
+        if !self.writes_files {
+            return Ok(());
+        }
         let pvd = self.dir.claim(PVD_FILE)?;
         let (old, new) = self.state.frames.split_at(before);
         append_pvd(&pvd, old, new).map_err(|source| io_error(&pvd, source))
+    }
+
+    /// Frame `index` of a run whose grains are split between processes (a collective
+    /// operation): each process writes its own grains as a piece, the first the parallel
+    /// file over the pieces and the walls (`files`). No process gathers the others' grains;
+    /// they only tell each other the box around their grains, for the size of the plates
+    /// that stand for half-spaces.
+    fn frame_in_pieces(&mut self, index: usize, files: &[String]) -> Result<(), ScenarioError> {
+        let (rank, ranks) = (self.exp.world.rank(), self.exp.world.ranks());
+        let pieces: Vec<String> = (0..ranks).map(|k| frame_piece(index, k)).collect();
+        // The first process lists every file in the run's manifest before any is written
+        // (the exchange below waits for it); an error is reported after the exchange, so
+        // that no process is left waiting.
+        let claimed = if self.writes_files {
+            files
+                .iter()
+                .chain(&pieces)
+                .try_for_each(|file| self.dir.claim(file).map(drop))
+                .and_then(|()| remove_other_layout(&self.dir, index, files, ranks))
+        } else {
+            Ok(())
+        };
+        let mut mine: Vec<GrainState> = self.exp.world.grain_states().collect();
+        mine.sort_unstable_by_key(|g| g.id);
+        let region = grain_region(&mine);
+        let regions = self.exp.world.gather_owned(region.into_iter().collect());
+        claimed?;
+        write_grains(
+            &self.exp,
+            &mine,
+            &self.pieces_out.join(&pieces[rank]),
+            &self.state.grain_population,
+        )?;
+        if self.writes_files {
+            write_grain_pieces(&self.out.join(&files[0]), &pieces)?;
+            write_walls(&self.exp, enclosing(regions), &self.out.join(&files[1]))?;
+        }
+        Ok(())
     }
 
     /// Writes a checkpoint now.

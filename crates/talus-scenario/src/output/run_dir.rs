@@ -91,20 +91,31 @@ const LISTED_NAMES: usize = 6;
 
 /// Whether `rel` (a `/`-separated path relative to the output directory) is a name a run
 /// writes: one of the top-level files, a frame `frames/grains_NNNNNN.vtu` or
-/// `frames/walls_NNNNNN.vtu`, or a plot `plots/<stem>.png` of [`PLOT_STEMS`].
+/// `frames/walls_NNNNNN.vtu`, a frame in pieces `frames/grains_NNNNNN.pvtu` with its pieces
+/// `frames/grains_NNNNNN_pK.vtu`, or a plot `plots/<stem>.png` of [`PLOT_STEMS`].
 #[must_use]
 pub fn is_own_name(rel: &str) -> bool {
     if TOP_FILES.contains(&rel) {
         return true;
     }
     if let Some(name) = rel.strip_prefix("frames/") {
-        return ["grains_", "walls_"].iter().any(|prefix| {
-            name.strip_prefix(prefix)
-                .and_then(|r| r.strip_suffix(".vtu"))
-                .is_some_and(|digits| {
-                    digits.len() >= 6 && digits.bytes().all(|b| b.is_ascii_digit())
-                })
-        });
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        let index = |s: &str| s.len() >= 6 && digits(s);
+        if let Some(rest) = name.strip_prefix("walls_") {
+            return rest.strip_suffix(".vtu").is_some_and(index);
+        }
+        let Some(rest) = name.strip_prefix("grains_") else {
+            return false;
+        };
+        if let Some(frame) = rest.strip_suffix(".pvtu") {
+            return index(frame);
+        }
+        return rest
+            .strip_suffix(".vtu")
+            .is_some_and(|stem| match stem.split_once("_p") {
+                Some((frame, piece)) => index(frame) && digits(piece),
+                None => index(stem),
+            });
     }
     if let Some(name) = rel.strip_prefix("plots/") {
         return name
@@ -705,6 +716,9 @@ mod tests {
             "checkpoint-history.bin",
             "frames/grains_000000.vtu",
             "frames/walls_1234567.vtu",
+            "frames/grains_000003.pvtu",
+            "frames/grains_000003_p0.vtu",
+            "frames/grains_000003_p12.vtu",
             "plots/kinetic_energy.png",
         ] {
             assert!(is_own_name(own), "{own}");
@@ -715,6 +729,11 @@ mod tests {
             "frames/grains_12.vtu",
             "frames/grains_00000x.vtu",
             "frames/other.vtu",
+            "frames/walls_000003.pvtu",
+            "frames/grains_000003_p.vtu",
+            "frames/grains_000003_px.vtu",
+            "frames/grains_000003_p1.pvtu",
+            "frames/grains_03_p1.vtu",
             "../scenario.ron",
             "sub/scenario.ron",
             ".talus-files",

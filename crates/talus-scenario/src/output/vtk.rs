@@ -68,40 +68,111 @@ pub struct WallFrame<'a> {
 /// # Errors
 /// Any I/O error of writing the file.
 pub fn write_grains_vtu(path: &Path, time: f64, grains: &[GrainFrame]) -> io::Result<()> {
-    let mut mesh = PolyhedronMesh::default();
-    let mut point_velocity = Vec::new();
-    for g in grains {
-        let points = mesh.add(g.shape, &g.pose);
-        for x in points.chunks_exact(3) {
-            let r = DVec3::new(x[0], x[1], x[2]) - g.pose.position;
-            let v = g.velocity + g.angular_velocity.cross(r);
-            point_velocity.extend_from_slice(&v.to_array());
-        }
-    }
-    let ids: Vec<u32> = grains.iter().map(|g| g.id).collect();
-    let materials: Vec<u32> = grains.iter().map(|g| g.material).collect();
-    let populations: Vec<u32> = grains.iter().map(|g| g.population).collect();
-    let position = flatten(grains.iter().map(|g| g.pose.position));
-    let velocity = flatten(grains.iter().map(|g| g.velocity));
-    let angular_velocity = flatten(grains.iter().map(|g| g.angular_velocity));
-    let speed: Vec<f64> = grains.iter().map(|g| g.velocity.length()).collect();
-
+    let columns = GrainColumns::of(grains);
     let time = [time];
     let doc = Document {
         field_data: vec![Array::new("TimeValue", 1, Data::F64(&time))],
-        point_data: vec![Array::new("velocity", 3, Data::F64(&point_velocity))],
-        cell_data: vec![
-            Array::new("grain_id", 1, Data::U32(&ids)),
-            Array::new("material", 1, Data::U32(&materials)),
-            Array::new("population", 1, Data::U32(&populations)),
-            Array::new("position", 3, Data::F64(&position)),
-            Array::new("velocity", 3, Data::F64(&velocity)),
-            Array::new("angular_velocity", 3, Data::F64(&angular_velocity)),
-            Array::new("speed", 1, Data::F64(&speed)),
-        ],
-        mesh: &mesh,
+        point_data: columns.point_data(),
+        cell_data: columns.cell_data(),
+        mesh: &columns.mesh,
     };
     write_atomic_with(path, |w| doc.write(w))
+}
+
+/// Writes the parallel file (`.pvtu`) of one snapshot whose grains are split into `pieces`,
+/// each a file [`write_grains_vtu`] wrote, named relative to the folder of `path`: the
+/// arrays every piece holds, then the pieces in order. ParaView reads it as the union of
+/// the pieces; the snapshot's time is in each piece (and in the run's `.pvd`).
+///
+/// # Errors
+/// Any I/O error of writing the file.
+pub fn write_grains_pvtu(path: &Path, pieces: &[String]) -> io::Result<()> {
+    // The declarations are those of the arrays a piece holds, read off an empty one.
+    let columns = GrainColumns::of(&[]);
+    write_atomic_with(path, |w| {
+        w.write_all(
+            b"<?xml version=\"1.0\"?>\n<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" \
+              byte_order=\"LittleEndian\" header_type=\"UInt64\">\n\
+              <PUnstructuredGrid GhostLevel=\"0\">\n",
+        )?;
+        write_declarations(
+            w,
+            "PPointData",
+            " Vectors=\"velocity\"",
+            &columns.point_data(),
+        )?;
+        write_declarations(
+            w,
+            "PCellData",
+            " Vectors=\"velocity\"",
+            &columns.cell_data(),
+        )?;
+        write_declarations(
+            w,
+            "PPoints",
+            "",
+            &[Array::new("Points", 3, Data::F64(&columns.mesh.points))],
+        )?;
+        for piece in pieces {
+            writeln!(w, "<Piece Source=\"{}\"/>", xml_escape(piece))?;
+        }
+        w.write_all(b"</PUnstructuredGrid>\n</VTKFile>\n")
+    })
+}
+
+/// The arrays of the grains of one snapshot, as a `.vtu` piece holds them.
+struct GrainColumns {
+    mesh: PolyhedronMesh,
+    point_velocity: Vec<f64>,
+    ids: Vec<u32>,
+    materials: Vec<u32>,
+    populations: Vec<u32>,
+    position: Vec<f64>,
+    velocity: Vec<f64>,
+    angular_velocity: Vec<f64>,
+    speed: Vec<f64>,
+}
+
+impl GrainColumns {
+    fn of(grains: &[GrainFrame]) -> GrainColumns {
+        let mut mesh = PolyhedronMesh::default();
+        let mut point_velocity = Vec::new();
+        for g in grains {
+            let points = mesh.add(g.shape, &g.pose);
+            for x in points.chunks_exact(3) {
+                let r = DVec3::new(x[0], x[1], x[2]) - g.pose.position;
+                let v = g.velocity + g.angular_velocity.cross(r);
+                point_velocity.extend_from_slice(&v.to_array());
+            }
+        }
+        GrainColumns {
+            mesh,
+            point_velocity,
+            ids: grains.iter().map(|g| g.id).collect(),
+            materials: grains.iter().map(|g| g.material).collect(),
+            populations: grains.iter().map(|g| g.population).collect(),
+            position: flatten(grains.iter().map(|g| g.pose.position)),
+            velocity: flatten(grains.iter().map(|g| g.velocity)),
+            angular_velocity: flatten(grains.iter().map(|g| g.angular_velocity)),
+            speed: grains.iter().map(|g| g.velocity.length()).collect(),
+        }
+    }
+
+    fn point_data(&self) -> Vec<Array<'_>> {
+        vec![Array::new("velocity", 3, Data::F64(&self.point_velocity))]
+    }
+
+    fn cell_data(&self) -> Vec<Array<'_>> {
+        vec![
+            Array::new("grain_id", 1, Data::U32(&self.ids)),
+            Array::new("material", 1, Data::U32(&self.materials)),
+            Array::new("population", 1, Data::U32(&self.populations)),
+            Array::new("position", 3, Data::F64(&self.position)),
+            Array::new("velocity", 3, Data::F64(&self.velocity)),
+            Array::new("angular_velocity", 3, Data::F64(&self.angular_velocity)),
+            Array::new("speed", 1, Data::F64(&self.speed)),
+        ]
+    }
 }
 
 /// Writes the walls of one snapshot at `time` to `path` as one polyhedron cell each,
@@ -335,6 +406,29 @@ fn write_section(
     writeln!(w, "</{tag}>")
 }
 
+/// Writes `<tag attributes>` declaring the arrays (type, name, components) without their
+/// values, as a parallel file lists what its pieces hold.
+fn write_declarations(
+    w: &mut dyn Write,
+    tag: &str,
+    attributes: &str,
+    arrays: &[Array],
+) -> io::Result<()> {
+    writeln!(w, "<{tag}{attributes}>")?;
+    for array in arrays {
+        let mut line = format!(
+            "  <PDataArray type=\"{}\" Name=\"{}\"",
+            array.data.type_name(),
+            xml_escape(array.name)
+        );
+        if array.components != 1 {
+            let _ = write!(line, " NumberOfComponents=\"{}\"", array.components);
+        }
+        writeln!(w, "{line}/>")?;
+    }
+    writeln!(w, "</{tag}>")
+}
+
 /// Escapes text for an XML attribute value or element content.
 #[must_use]
 pub fn xml_escape(text: &str) -> String {
@@ -474,6 +568,22 @@ mod tests {
         }
     }
 
+    /// An element's name and attributes.
+    fn tag_and_attributes(e: &quick_xml::events::BytesStart) -> (String, HashMap<String, String>) {
+        let tag = String::from_utf8(e.name().as_ref().to_vec()).unwrap();
+        let attrs = e
+            .attributes()
+            .map(|a| {
+                let a = a.unwrap();
+                (
+                    String::from_utf8(a.key.as_ref().to_vec()).unwrap(),
+                    a.unescape_value().unwrap().into_owned(),
+                )
+            })
+            .collect();
+        (tag, attrs)
+    }
+
     fn parse_vtu(path: &Path) -> ParsedVtu {
         let text = std::fs::read_to_string(path).unwrap();
         let mut reader = quick_xml::Reader::from_str(&text);
@@ -487,17 +597,7 @@ mod tests {
         loop {
             match reader.read_event().unwrap() {
                 Event::Start(e) => {
-                    let tag = String::from_utf8(e.name().as_ref().to_vec()).unwrap();
-                    let attrs: HashMap<String, String> = e
-                        .attributes()
-                        .map(|a| {
-                            let a = a.unwrap();
-                            (
-                                String::from_utf8(a.key.as_ref().to_vec()).unwrap(),
-                                a.unescape_value().unwrap().into_owned(),
-                            )
-                        })
-                        .collect();
+                    let (tag, attrs) = tag_and_attributes(&e);
                     match tag.as_str() {
                         "VTKFile" => {
                             assert_eq!(attrs["type"], "UnstructuredGrid");
@@ -689,6 +789,154 @@ mod tests {
         }
         assert_eq!(face_start, faces.len());
         std::fs::remove_file(&path).unwrap();
+    }
+
+    /// A declared array: section, name, VTK type, components.
+    type Declaration = (String, String, String, usize);
+
+    /// The declarations and piece sources of a `.pvtu`.
+    fn parse_pvtu(path: &Path) -> (Vec<Declaration>, Vec<String>) {
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut reader = quick_xml::Reader::from_str(&text);
+        let (mut declared, mut pieces, mut stack) = (Vec::new(), Vec::new(), Vec::<String>::new());
+        loop {
+            let (e, empty) = match reader.read_event().unwrap() {
+                Event::Start(e) => (e, false),
+                Event::Empty(e) => (e, true),
+                Event::End(_) => {
+                    stack.pop();
+                    continue;
+                }
+                Event::Eof => break,
+                _ => continue,
+            };
+            let (tag, attrs) = tag_and_attributes(&e);
+            match tag.as_str() {
+                "VTKFile" => assert_eq!(attrs["type"], "PUnstructuredGrid"),
+                "PDataArray" => declared.push((
+                    stack.last().unwrap().clone(),
+                    attrs.get("Name").cloned().unwrap_or_default(),
+                    attrs["type"].clone(),
+                    attrs
+                        .get("NumberOfComponents")
+                        .map_or(1, |c| c.parse().unwrap()),
+                )),
+                "Piece" => pieces.push(attrs["Source"].clone()),
+                _ => {}
+            }
+            if !empty {
+                stack.push(tag);
+            }
+        }
+        (declared, pieces)
+    }
+
+    /// Grains split into pieces and a parallel file over them: the file declares exactly the
+    /// arrays each piece holds, lists the pieces in order, and the pieces together hold the
+    /// cells, points and values of the whole snapshot written as one file.
+    #[test]
+    fn a_snapshot_in_pieces_holds_the_whole_snapshot() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let shapes: Vec<ConvexPolyhedron> = (0..5)
+            .map(|k| {
+                generate::ellipsoid_grain(8 + 3 * k, DVec3::new(1.0, 0.8, 0.5), &mut rng).unwrap()
+            })
+            .collect();
+        let grains: Vec<GrainFrame> = shapes
+            .iter()
+            .enumerate()
+            .map(|(k, shape)| GrainFrame {
+                id: k as u32,
+                material: 0,
+                population: k as u32 % 2,
+                shape,
+                pose: Pose::new(
+                    DVec3::new(2.0 * k as f64, 0.3, -1.0),
+                    DQuat::from_rotation_z(0.4 * k as f64),
+                ),
+                velocity: DVec3::new(0.1 * k as f64, 1.0, 0.0),
+                angular_velocity: DVec3::new(0.0, 0.0, 2.0 - k as f64),
+            })
+            .collect();
+        let whole = temp_path("whole");
+        write_grains_vtu(&whole, 0.75, &grains).unwrap();
+        let dir = std::env::temp_dir().join(format!("talus-output-pvtu-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // Three pieces, one of them empty (a process whose region holds no grain).
+        let split = [&grains[..2], &grains[2..2], &grains[2..]];
+        let names: Vec<String> = (0..split.len()).map(|k| format!("g_p{k}.vtu")).collect();
+        for (part, name) in split.iter().zip(&names) {
+            write_grains_vtu(&dir.join(name), 0.75, part).unwrap();
+        }
+        let parallel = dir.join("g.pvtu");
+        write_grains_pvtu(&parallel, &names).unwrap();
+
+        let (declared, pieces) = parse_pvtu(&parallel);
+        assert_eq!(pieces, names);
+        let whole = parse_vtu(&whole);
+        let pieces: Vec<ParsedVtu> = names.iter().map(|n| parse_vtu(&dir.join(n))).collect();
+        let section_of = |p: &str| p.strip_prefix('P').unwrap().to_string();
+        let mut held: Vec<Declaration> = whole
+            .arrays
+            .iter()
+            .filter(|((section, _), _)| {
+                ["PointData", "CellData", "Points"].contains(&section.as_str())
+            })
+            .map(|((section, name), a)| {
+                (
+                    section.clone(),
+                    name.clone(),
+                    a.vtk_type.clone(),
+                    a.components,
+                )
+            })
+            .collect();
+        held.sort();
+        let mut declared: Vec<Declaration> = declared
+            .into_iter()
+            .map(|(section, name, t, c)| {
+                // The points' array needs no name in a parallel file; the pieces call it Points.
+                let name = if section == "PPoints" {
+                    "Points".into()
+                } else {
+                    name
+                };
+                (section_of(&section), name, t, c)
+            })
+            .collect();
+        declared.sort();
+        assert_eq!(declared, held, "declarations against the arrays of a piece");
+
+        // Values: each array of the whole is the pieces' arrays one after the other.
+        assert_eq!(
+            pieces.iter().map(|p| p.n_cells).sum::<usize>(),
+            whole.n_cells
+        );
+        assert_eq!(
+            pieces.iter().map(|p| p.n_points).sum::<usize>(),
+            whole.n_points
+        );
+        for (section, name) in [
+            ("Points", "Points"),
+            ("PointData", "velocity"),
+            ("CellData", "grain_id"),
+            ("CellData", "population"),
+            ("CellData", "position"),
+            ("CellData", "velocity"),
+            ("CellData", "angular_velocity"),
+            ("CellData", "speed"),
+            ("Cells", "types"),
+        ] {
+            let joined: Vec<u8> = pieces
+                .iter()
+                .flat_map(|p| p.get(section, name).bytes.clone())
+                .collect();
+            assert_eq!(joined, whole.get(section, name).bytes, "{section}/{name}");
+        }
+        for p in &pieces {
+            assert_eq!(p.get("FieldData", "TimeValue").f64s(), vec![0.75]);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

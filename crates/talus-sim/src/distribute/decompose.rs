@@ -968,6 +968,16 @@ impl World {
 }
 
 impl World {
+    /// Whether the run's grains are split between several processes, each holding only
+    /// those of its region (a decomposed run of more than one process, once its regions
+    /// are cut): [`World::grain_states`] then gives this process's grains alone.
+    #[must_use]
+    pub fn grains_split(&self) -> bool {
+        self.decomposition
+            .as_ref()
+            .is_some_and(|d| d.size > 1 && d.regions.is_some())
+    }
+
     /// What every process found on its own grains, put together: `local` holds what this
     /// process found on the grains [`World::grains`] lists, and the result what all found,
     /// those of the first process first. Outside a decomposed run, and in one not stepped
