@@ -151,8 +151,8 @@ pub fn write_grains(
     write_grains_vtu(path, exp.world.time(), &grains).map_err(|source| io_error(path, source))
 }
 
-/// Writes the parallel file of a frame whose grains are in `pieces` (relative to the
-/// output directory `out`, as [`frame_piece`] names them) at `path`.
+/// Writes the parallel file of a frame whose grains are in `pieces` (named relative to the
+/// output directory, as [`frame_piece`] names them) at `path`.
 ///
 /// # Errors
 /// [`ScenarioError::Io`] if the file cannot be written.

@@ -806,8 +806,9 @@ impl Runner {
         let (rank, ranks) = (self.exp.world.rank(), self.exp.world.ranks());
         let pieces: Vec<String> = (0..ranks).map(|k| frame_piece(index, k)).collect();
         // The first process lists every file in the run's manifest before any is written
-        // (the exchange below waits for it); an error is reported after the exchange, so
-        // that no process is left waiting.
+        // (the exchange below waits for it, and tells every process whether it could: a
+        // piece is never written under a name the run did not claim). An error is
+        // reported after the exchange, so that no process is left waiting.
         let claimed = if self.writes_files {
             files
                 .iter()
@@ -819,9 +820,20 @@ impl Runner {
         };
         let mut mine: Vec<GrainState> = self.exp.world.grain_states().collect();
         mine.sort_unstable_by_key(|g| g.id);
-        let region = grain_region(&mine);
-        let regions = self.exp.world.gather_owned(region.into_iter().collect());
+        let told = self
+            .exp
+            .world
+            .gather_owned(vec![(grain_region(&mine), claimed.is_ok())]);
         claimed?;
+        if told.iter().any(|&(_, listed)| !listed) {
+            return Err(ScenarioError::OutputDir {
+                path: self.pieces_out.clone(),
+                problem: format!(
+                    "the first process could not list the files of frame {index} (it says \
+                     why); this process's piece of it is not written"
+                ),
+            });
+        }
         write_grains(
             &self.exp,
             &mine,
@@ -830,6 +842,7 @@ impl Runner {
         )?;
         if self.writes_files {
             write_grain_pieces(&self.out.join(&files[0]), &pieces)?;
+            let regions = told.into_iter().filter_map(|(region, _)| region);
             write_walls(&self.exp, enclosing(regions), &self.out.join(&files[1]))?;
         }
         Ok(())
