@@ -15,7 +15,8 @@
 //! it.
 //!
 //! Run with `cargo bench -p talus-sim --bench contact_step`; `TALUS_BENCH_N=10000` picks the
-//! bed sizes (`0`: none, the ceiling alone).
+//! bed sizes (`0`: none, the ceiling alone); `TALUS_BENCH_CEILING=0` leaves the ceiling out
+//! (a profile of the whole binary is otherwise mostly the ceiling's overlaps).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -218,6 +219,9 @@ fn main() {
         }
     }
     criterion.final_summary();
+    if std::env::var("TALUS_BENCH_CEILING").is_ok_and(|v| v.trim() == "0") {
+        return;
+    }
     println!(
         "this machine: two threads on independent work do {:.2} times one thread's",
         two_thread_ceiling()

@@ -21,4 +21,4 @@ pub use plot::{Plot, PlotError, Series, SeriesStyle, render_png};
 pub use pvd::{PvdEntry, append_pvd, write_pvd};
 pub use report::{Cell, Figure, ReportPage};
 pub use run_dir::RunDir;
-pub use vtk::{GrainFrame, WallFrame, write_grains_vtu, write_walls_vtu};
+pub use vtk::{GrainFrame, WallFrame, write_grains_pvtu, write_grains_vtu, write_walls_vtu};
