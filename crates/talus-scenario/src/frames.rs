@@ -8,7 +8,7 @@ use std::path::Path;
 
 use talus_geom::generate::rectangular_box;
 use talus_geom::glam::{DQuat, DVec3};
-use talus_geom::{ConvexPolyhedron, Pose};
+use talus_geom::{Aabb, ConvexPolyhedron, Pose};
 use talus_sim::GrainState;
 use talus_sim::wall::WallGeometry;
 
@@ -70,31 +70,11 @@ pub fn remove_other_layout(
     Ok(())
 }
 
-/// The corners of the box around the grains' centres, as
-/// `[lo.x, lo.y, lo.z, hi.x, hi.y, hi.z]`; `None` without grains. The box of several sets
-/// of grains is the [`enclosing`] box of theirs, to the bit.
+/// The box around the grains' centres; `None` without grains. The box around several such
+/// boxes is that of their corners, to the bit (minimum and maximum are exact).
 #[must_use]
-pub fn grain_region(states: &[GrainState]) -> Option<[f64; 6]> {
-    let (lo, hi) = states.iter().fold(
-        (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-        |(lo, hi), g| (lo.min(g.pose.position), hi.max(g.pose.position)),
-    );
-    lo.cmple(hi)
-        .all()
-        .then_some([lo.x, lo.y, lo.z, hi.x, hi.y, hi.z])
-}
-
-/// The box around boxes of [`grain_region`].
-#[must_use]
-pub fn enclosing(regions: impl IntoIterator<Item = [f64; 6]>) -> Option<[f64; 6]> {
-    regions.into_iter().reduce(|a, b| {
-        let mut c = a;
-        for k in 0..3 {
-            c[k] = a[k].min(b[k]);
-            c[k + 3] = a[k + 3].max(b[k + 3]);
-        }
-        c
-    })
+pub fn grain_region(states: &[GrainState]) -> Option<Aabb> {
+    Aabb::from_points(states.iter().map(|g| g.pose.position))
 }
 
 /// Writes a frame into `files` (relative to `out`, as [`frame_files`] names them): the
@@ -172,17 +152,14 @@ pub fn write_grain_pieces(path: &Path, pieces: &[String]) -> Result<(), Scenario
 /// [`ScenarioError::Io`] if the file cannot be written.
 pub fn write_walls(
     exp: &Experiment,
-    region: Option<[f64; 6]>,
+    region: Option<Aabb>,
     path: &Path,
 ) -> Result<(), ScenarioError> {
     let world = &exp.world;
     let time = world.time();
     // The region of the grains sets the size of the plates that stand for half-spaces.
     let (center, size) = match region {
-        Some([x0, y0, z0, x1, y1, z1]) => {
-            let (lo, hi) = (DVec3::new(x0, y0, z0), DVec3::new(x1, y1, z1));
-            (0.5 * (lo + hi), (hi - lo).length().max(1e-3) * 1.5)
-        }
+        Some(Aabb { min, max }) => (0.5 * (min + max), (max - min).length().max(1e-3) * 1.5),
         None => (DVec3::ZERO, 1.0),
     };
     let mut plates: Vec<(usize, ConvexPolyhedron, Pose)> = Vec::new();

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+use talus_geom::Aabb;
 use talus_geom::glam::DVec3;
 use talus_sim::distribute::Exchange;
 use talus_sim::force::ForceModelRegistry;
@@ -20,8 +21,8 @@ use crate::build::{Experiment, build_deferred, build_with_shapes, grain_desc};
 use crate::checkpoint::{self, CheckpointRef};
 use crate::error::ScenarioError;
 use crate::frames::{
-    enclosing, frame_files, frame_piece, grain_region, remove_other_layout, write_frame,
-    write_grain_pieces, write_grains, write_walls,
+    frame_files, frame_piece, grain_region, remove_other_layout, write_frame, write_grain_pieces,
+    write_grains, write_walls,
 };
 use crate::journal::{AppendLog, Journal, Journaled};
 use crate::load::{parse, to_ron};
@@ -842,8 +843,15 @@ impl Runner {
         )?;
         if self.writes_files {
             write_grain_pieces(&self.out.join(&files[0]), &pieces)?;
-            let regions = told.into_iter().filter_map(|(region, _)| region);
-            write_walls(&self.exp, enclosing(regions), &self.out.join(&files[1]))?;
+            let corners = told
+                .into_iter()
+                .filter_map(|(region, _)| region)
+                .flat_map(|b| [b.min, b.max]);
+            write_walls(
+                &self.exp,
+                Aabb::from_points(corners),
+                &self.out.join(&files[1]),
+            )?;
         }
         Ok(())
     }

@@ -323,15 +323,21 @@ impl<'a> Array<'a> {
         }
     }
 
-    fn write(&self, w: &mut dyn Write, indent: &str) -> io::Result<()> {
+    /// `<element type=… Name=… [NumberOfComponents=…]`, unclosed.
+    fn open_tag(&self, element: &str) -> String {
         let mut open = format!(
-            "{indent}<DataArray type=\"{}\" Name=\"{}\"",
+            "<{element} type=\"{}\" Name=\"{}\"",
             self.data.type_name(),
             xml_escape(self.name)
         );
         if self.components != 1 {
             let _ = write!(open, " NumberOfComponents=\"{}\"", self.components);
         }
+        open
+    }
+
+    fn write(&self, w: &mut dyn Write, indent: &str) -> io::Result<()> {
+        let mut open = format!("{indent}{}", self.open_tag("DataArray"));
         // Field data and string arrays have no piece size to infer the tuple count from.
         let tuples = self.data.len() / self.components.max(1);
         let _ = write!(open, " NumberOfTuples=\"{tuples}\" format=\"binary\">");
@@ -416,15 +422,7 @@ fn write_declarations(
 ) -> io::Result<()> {
     writeln!(w, "<{tag}{attributes}>")?;
     for array in arrays {
-        let mut line = format!(
-            "  <PDataArray type=\"{}\" Name=\"{}\"",
-            array.data.type_name(),
-            xml_escape(array.name)
-        );
-        if array.components != 1 {
-            let _ = write!(line, " NumberOfComponents=\"{}\"", array.components);
-        }
-        writeln!(w, "{line}/>")?;
+        writeln!(w, "  {}/>", array.open_tag("PDataArray"))?;
     }
     writeln!(w, "</{tag}>")
 }
