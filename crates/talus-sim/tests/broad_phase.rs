@@ -16,8 +16,8 @@ use rand_chacha::ChaCha8Rng;
 use talus_geom::Aabb;
 use talus_geom::glam::DVec3;
 use talus_sim::broad::{
-    BroadPhase, BroadPhaseKind, BruteForce, PairEvents, ProxyPair, SortedDistance, SweepAndPrune,
-    UniformGrid,
+    BroadPhase, BroadPhaseKind, BruteForce, PairEvents, ProxyPair, Skinned, SortedDistance,
+    SweepAndPrune, UniformGrid,
 };
 
 /// Every method under test, with settings that exercise their special paths: many small
@@ -43,6 +43,29 @@ fn methods() -> Vec<(&'static str, Box<dyn BroadPhase>)> {
         ("grid-0.3", Box::new(UniformGrid::new(Some(0.3)))),
         ("grid-5", Box::new(UniformGrid::new(Some(5.0)))),
         ("sorted", Box::new(SortedDistance::default())),
+        (
+            "sap-skin",
+            Box::new(Skinned::new(Box::new(SweepAndPrune::default()), 0.1)),
+        ),
+        (
+            "sap-skin-0",
+            Box::new(Skinned::new(Box::new(SweepAndPrune::default()), 0.0)),
+        ),
+        (
+            "sap-region-1-skin-2",
+            Box::new(Skinned::new(
+                Box::new(SweepAndPrune::with_region_size(1.0)),
+                2.0,
+            )),
+        ),
+        (
+            "grid-skin",
+            Box::new(Skinned::new(Box::new(UniformGrid::new(None)), 0.25)),
+        ),
+        (
+            "brute-skin",
+            Box::new(Skinned::new(Box::new(BruteForce::default()), 0.5)),
+        ),
         (
             "kind-default",
             BroadPhaseKind::default().build(talus_sim::periodic::Periodic::NONE),

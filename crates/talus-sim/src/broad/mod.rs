@@ -13,19 +13,24 @@
 //!   reference point (seed 003, algorithm 1).
 //!
 //! [`PeriodicBroad`] runs any of them across periodic boundaries, on the boxes and their
-//! images.
+//! images; [`Skinned`] runs any of them on boxes grown by a skin and kept while the real
+//! boxes stay inside, so that grains that barely move cost the inner method nothing. The
+//! engine's methods ([`BroadPhaseKind::build`]) run with the skin, all but the brute-force
+//! oracle.
 
 mod brute;
 mod grid;
 mod pair_counts;
 mod periodic;
 mod sap;
+mod skin;
 mod sorted;
 
 pub use brute::BruteForce;
 pub use grid::UniformGrid;
 pub use periodic::PeriodicBroad;
 pub use sap::SweepAndPrune;
+pub use skin::{DEFAULT_SKIN, Skinned};
 pub use sorted::SortedDistance;
 
 use talus_geom::Aabb;
@@ -162,11 +167,17 @@ impl BroadPhaseKind {
     }
 
     fn build_plain(self) -> Box<dyn BroadPhase> {
+        let skinned = |inner: Box<dyn BroadPhase>| -> Box<dyn BroadPhase> {
+            Box::new(Skinned::new(inner, DEFAULT_SKIN))
+        };
         match self {
-            BroadPhaseKind::SweepAndPrune => Box::new(SweepAndPrune::default()),
+            BroadPhaseKind::SweepAndPrune => skinned(Box::<SweepAndPrune>::default()),
+            // The oracle stays as plain as it is.
             BroadPhaseKind::BruteForce => Box::new(BruteForce::default()),
-            BroadPhaseKind::UniformGrid { cell_size } => Box::new(UniformGrid::new(cell_size)),
-            BroadPhaseKind::SortedDistance => Box::new(SortedDistance::default()),
+            BroadPhaseKind::UniformGrid { cell_size } => {
+                skinned(Box::new(UniformGrid::new(cell_size)))
+            }
+            BroadPhaseKind::SortedDistance => skinned(Box::<SortedDistance>::default()),
         }
     }
 }

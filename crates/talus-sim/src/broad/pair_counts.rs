@@ -202,7 +202,11 @@ impl PairCounts {
     pub(super) fn renumber(&mut self, new_of: &[u32], scratch: &mut Vec<(u64, u32)>) {
         debug_assert!(self.crossings.is_empty());
         scratch.clear();
-        scratch.reserve(self.len);
+        // Half again as many: a count that wanders up in a settled bed does not reallocate at
+        // every new high.
+        if scratch.capacity() < self.len {
+            scratch.reserve(self.len + self.len / 2);
+        }
         for (a, row) in self.rows.iter_mut().enumerate() {
             for (other, &count) in row.other.iter_mut().zip(&row.count) {
                 if *other != EMPTY {

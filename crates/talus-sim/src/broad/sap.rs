@@ -253,21 +253,27 @@ struct Region {
 }
 
 impl Region {
-    /// Copies this update's keys of the members in, marking those that leave.
-    fn gather(&mut self, keys: &[Keys], places: &[Place], moved: &[bool]) {
-        let changed = self.leaving > 0;
+    /// Copies this update's keys of the members in, marking those that leave; whether any
+    /// member's keys differ from those before (or a member enters or leaves).
+    fn gather(&mut self, keys: &[Keys], places: &[Place], moved: &[bool]) -> bool {
+        let some_leave = self.leaving > 0;
+        let mut changed = self.entering > 0 || some_leave;
         self.now.clear();
         for (s, &p) in self.members.iter().enumerate() {
             let p = p as usize;
             // A member whose place did not change is still in the region: the place is looked
             // at only for the few that moved.
-            if changed && moved[p] && !places[p].contains(self.cell) {
+            if some_leave && moved[p] && !places[p].contains(self.cell) {
                 self.now.push(absent_keys(p));
                 self.status[s] |= status::LEAVING;
             } else {
                 self.now.push(keys[p]);
+                // Element by element: an array comparison calls `memcmp`.
+                let (k, b) = (&keys[p], &self.before[s]);
+                changed |= (0..6).any(|i| k[i] != b[i]);
             }
         }
+        changed
     }
 
     /// Brings the region up to date: insertion sort of its lists with the overlaps changed
@@ -280,13 +286,16 @@ impl Region {
         counts: &mut PairCounts,
         scratch: &mut Scratch,
     ) {
-        self.gather(keys, places, moved);
-        let changes = self.entering + self.leaving;
-        let staying = self.members.len() - self.entering;
-        if changes >= REBUILD_MIN_CHANGES && 2 * changes >= staying {
-            self.rebuild(counts, scratch);
-        } else {
-            self.sort(counts);
+        // A region whose boxes all stand where they stood (those behind a broad phase's skin,
+        // [`super::Skinned`]) has nothing to sort.
+        if self.gather(keys, places, moved) {
+            let changes = self.entering + self.leaving;
+            let staying = self.members.len() - self.entering;
+            if changes >= REBUILD_MIN_CHANGES && 2 * changes >= staying {
+                self.rebuild(counts, scratch);
+            } else {
+                self.sort(counts);
+            }
         }
         self.compact();
     }
