@@ -74,15 +74,7 @@ impl Candidates {
 
     /// Appends a pair, its smaller proxy not below that of the last one appended.
     fn push(&mut self, pair: ProxyPair, overlapping: bool) {
-        let a = pair.a as usize;
-        while self.first.len() <= a + 1 {
-            self.first.push(self.others.len() as u32);
-        }
-        self.others.push(pair.b);
-        self.overlapping.push(overlapping);
-        if let Some(end) = self.first.last_mut() {
-            *end = self.others.len() as u32;
-        }
+        self.extend_row(pair.a as usize, &[pair.b], &[overlapping]);
     }
 
     /// Appends the pairs of row `a` (its larger proxies and their overlaps), `a` above the
