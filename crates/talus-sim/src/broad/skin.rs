@@ -13,7 +13,9 @@
 //! In a settled or slowly moving bed no box leaves its grown box for many steps: the inner
 //! method is then not called at all (it would see the same boxes and report nothing), and an
 //! update costs one containment test per box and one overlap test per candidate, read in
-//! pair order — the same per box at any size of the bed. Where grains flow, the boxes that
+//! pair order: the same work per box at any size of the bed (the memory it streams through
+//! aside: in the broad-phase benchmark's bed, 36 ns a box at 10³ boxes, whose arrays stay in
+//! the core's cache, and 62 ns at 10⁵). Where grains flow, the boxes that
 //! left are brought up to date in the inner method (for the incremental sweep and prune:
 //! only their ends move), and the cost is about that of the inner method alone.
 //!
@@ -227,11 +229,13 @@ impl Skinned {
         changed
     }
 
-    /// Whether grown box `g` is far larger than a fresh one around `b` would be (the slot
-    /// now holds a much smaller box): it would only add candidates.
+    /// Whether grown box `g` is more than twice as large as a fresh one around `b` would be
+    /// (the slot's box shrank, as a half-space wall's, cut to the grains' region, does when
+    /// the grains fall): it would only add candidates. A grain's box, whose largest extent a
+    /// turn changes by less than a factor √3, keeps its grown box.
     fn much_larger(&self, g: &Aabb, b: &Aabb) -> bool {
-        let fresh = b.extents().max_element() * (1.0 + 4.0 * self.skin);
-        g.extents().max_element() > fresh
+        let fresh = b.extents().max_element() * (1.0 + 2.0 * self.skin);
+        g.extents().max_element() > 2.0 * fresh
     }
 
     /// Takes the inner method's events into the candidates: the pairs it ended dropped (their
