@@ -11,7 +11,8 @@
 //! update, and the events are those of the tests.
 //!
 //! In a settled or slowly moving bed no box leaves its grown box for many steps: the inner
-//! method is then not called at all (it would see the same boxes and report nothing), and an
+//! method is then not called at all (it would see the same boxes and report nothing; one box
+//! that left is enough to call it, and the sweep and prune then visits every box), and an
 //! update costs one containment test per box and one overlap test per candidate, read in
 //! pair order: the same work per box at any size of the bed (the memory it streams through
 //! aside: in the broad-phase benchmark's bed, 36 ns a box at 10³ boxes, whose arrays stay in
@@ -39,10 +40,12 @@ pub const DEFAULT_SKIN: f64 = 0.05;
 
 /// The pairs of grown boxes, sorted, each with whether the real boxes overlap, kept by the
 /// smaller proxy: per proxy `a` the larger proxies it pairs with lie at
-/// `others[first[a]..first[a + 1]]` (4 bytes a pair, read in order at every update).
+/// `others[first[a]..first[a + 1]]` (5 bytes a pair with its flag, read in order at every
+/// update).
 #[derive(Debug, Clone, Default)]
 struct Candidates {
-    /// Per proxy, where its pairs start in `others`; one more entry than proxies.
+    /// Per proxy up to the last with pairs, where its pairs start in `others`, and one more
+    /// entry, the end (proxies past it have none).
     first: Vec<u32>,
     /// The larger proxy of each pair.
     others: Vec<u32>,
@@ -199,7 +202,7 @@ impl Skinned {
     }
 
     /// The grown box for real box `b`. A box whose extent is not finite is not grown (an
-    /// infinite margin would make `∞ − ∞`): it is kept only while it does not change.
+    /// infinite margin would make `∞ − ∞`): it is kept while the real box stays inside it.
     fn grow(&self, b: &Aabb) -> Aabb {
         let margin = self.skin * b.extents().max_element();
         if margin.is_finite() {
@@ -234,7 +237,9 @@ impl Skinned {
     /// the grains fall): it would only add candidates. A grain's box, whose largest extent a
     /// turn changes by less than a factor √3, keeps its grown box.
     fn much_larger(&self, g: &Aabb, b: &Aabb) -> bool {
-        let fresh = b.extents().max_element() * (1.0 + 2.0 * self.skin);
+        // Measured on the fresh box itself: near the largest floats its growth overflows to
+        // an infinite extent, which then equals the kept one's.
+        let fresh = self.grow(b).extents().max_element();
         g.extents().max_element() > 2.0 * fresh
     }
 
@@ -505,5 +510,41 @@ mod tests {
         assert_eq!(grown.max, real.max + DVec3::splat(margin));
         // Boxes 2 and 3 are 0.52 apart: even their grown boxes no longer meet.
         assert_eq!(skinned.candidate_count(), 2);
+    }
+
+    #[test]
+    fn renaming_more_slots_than_seen_and_after_the_slice_shrank() {
+        let mut skinned = Skinned::new(Box::new(BruteForce::default()), 0.1);
+        let mut oracle = BruteForce::default();
+        let check = |skinned: &mut Skinned, oracle: &mut BruteForce, boxes: &[Option<Aabb>]| {
+            let (mut got, mut want) = (PairEvents::default(), PairEvents::default());
+            skinned.update(boxes, &mut got);
+            oracle.update(boxes, &mut want);
+            assert_eq!(got, want);
+            assert_eq!(skinned.pairs(), oracle.pairs());
+            assert_eq!(skinned.pair_count(), oracle.pair_count());
+        };
+        let mut boxes = row(-0.1, &[0.0; 4]);
+        check(&mut skinned, &mut oracle, &boxes);
+        // Six slots renamed where four were seen: the new ones hold no box yet.
+        let new_of = [5u32, 0, 3, 1, 2, 4];
+        skinned.renumber(&new_of);
+        oracle.renumber(&new_of);
+        let mut renamed = vec![None; 6];
+        for (p, b) in boxes.iter().enumerate() {
+            renamed[new_of[p] as usize] = *b;
+        }
+        boxes = renamed;
+        check(&mut skinned, &mut oracle, &boxes);
+        boxes[4] = boxes[1];
+        check(&mut skinned, &mut oracle, &boxes);
+        // The slice shrinks to three slots: the pairs of the cut ones end.
+        boxes.truncate(3);
+        check(&mut skinned, &mut oracle, &boxes);
+        let new_of = [2u32, 1, 0];
+        skinned.renumber(&new_of);
+        oracle.renumber(&new_of);
+        boxes.reverse();
+        check(&mut skinned, &mut oracle, &boxes);
     }
 }
