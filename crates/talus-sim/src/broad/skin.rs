@@ -237,10 +237,11 @@ impl Skinned {
     /// the grains fall): it would only add candidates. A grain's box, whose largest extent a
     /// turn changes by less than a factor √3, keeps its grown box.
     fn much_larger(&self, g: &Aabb, b: &Aabb) -> bool {
-        // Measured on the fresh box itself: near the largest floats its growth overflows to
-        // an infinite extent, which then equals the kept one's.
-        let fresh = self.grow(b).extents().max_element();
-        g.extents().max_element() > 2.0 * fresh
+        let kept = g.extents().max_element();
+        // Measured on the fresh box itself when the estimate says so: near the largest floats
+        // its growth overflows to an infinite extent, which then equals the kept one's.
+        kept > 2.0 * b.extents().max_element() * (1.0 + 2.0 * self.skin)
+            && kept > 2.0 * self.grow(b).extents().max_element()
     }
 
     /// Takes the inner method's events into the candidates: the pairs it ended dropped (their
