@@ -457,6 +457,10 @@ fn timings(page: &mut ReportPage, entries: &Map<String, Value>) {
             })
             .collect();
         page.table(&["stage", "seconds", "share [%]"], &rows);
+        page.paragraph(
+            "Shares of the stages' total. With several threads the broad phase runs beside \
+             the narrow phase, on another thread: its seconds then count in both.",
+        );
     }
     if let Some(distribution) = entries.get("distribution").and_then(Value::as_object) {
         let rows: Vec<Vec<Cell>> = distribution

@@ -245,7 +245,7 @@ impl World {
         let (grain_region, ghosts) = self.exchange_ghosts(own_region);
         self.wall_bounds(t_end, grain_region);
         let bounded = Instant::now();
-        let (broad, exchange) = self.broad_beside_narrow(dt);
+        let (broad, broad_beside, exchange) = self.broad_beside_narrow(dt);
         self.numbering.broad_phase_updated();
         let narrowed = Instant::now();
         let counts = self.accumulate(field, t_end);
@@ -255,8 +255,10 @@ impl World {
         self.wrap();
         let wrapped = Instant::now();
 
+        // The broad phase's time is taken out of the narrow phase's when it ran first on the
+        // same thread; beside it, on another, it took none of the narrow phase's time.
         let narrow = (narrowed - bounded)
-            .saturating_sub(broad)
+            .saturating_sub(if broad_beside { Duration::ZERO } else { broad })
             .saturating_sub(exchange);
         self.account_narrow(narrow);
         self.pending.iter_mut().for_each(|l| *l = Load::default());
@@ -380,14 +382,15 @@ impl World {
     /// threads); then the list takes the events (the ended pairs leave with their forces,
     /// the started ones join) and the narrow phase meets the started pairs. Each pair's
     /// result depends on that pair alone, and an ended pair's is dropped with it: the same
-    /// results as the broad phase first, to the last bit. Returns the broad phase's time
-    /// and that of the exchanges of a distributed run.
-    fn broad_beside_narrow(&mut self, dt: f64) -> (Duration, Duration) {
+    /// results as the broad phase first, to the last bit. Returns the broad phase's time,
+    /// whether it ran beside the narrow phase (on another thread, its time then spent within
+    /// the narrow phase's), and the time of the exchanges of a distributed run.
+    fn broad_beside_narrow(&mut self, dt: f64) -> (Duration, bool, Duration) {
         self.gather_bodies();
         let assigning = self.assign_owners();
         self.claim_pairs();
         let threads = self.pool.current_num_threads();
-        let broad_time = self.narrow_stage(dt, threads, false);
+        let (broad_time, beside) = self.narrow_stage(dt, threads, false);
         let history_len = self.laws.default.as_ref().map_or(0, |m| m.history_len());
         let proxies = &self.proxies;
         apply_events(
@@ -407,13 +410,14 @@ impl World {
             self.narrow_stage(dt, threads, true);
         }
         let sharing = self.share_forces() + self.send_forces();
-        (broad_time, assigning + sharing)
+        (broad_time, beside, assigning + sharing)
     }
 
     /// The narrow phase over the listed pairs (only the fresh ones when `fresh_only`), on
-    /// `threads` threads; unless `fresh_only`, the broad phase's update beside it. Returns
-    /// the broad phase's time.
-    fn narrow_stage(&mut self, dt: f64, threads: usize, fresh_only: bool) -> Duration {
+    /// `threads` threads; unless `fresh_only`, the broad phase's update, beside it when
+    /// there are several threads and enough pairs. Returns the broad phase's time and
+    /// whether it ran beside.
+    fn narrow_stage(&mut self, dt: f64, threads: usize, fresh_only: bool) -> (Duration, bool) {
         let World {
             broad,
             boxes,
@@ -458,7 +462,7 @@ impl World {
         };
         if fresh_only {
             pool.install(|| meet(threads, true));
-            return Duration::ZERO;
+            return (Duration::ZERO, false);
         }
         let find_events = |broad: &mut dyn BroadPhase, events: &mut PairEvents| {
             let start = Instant::now();
@@ -467,17 +471,19 @@ impl World {
             start.elapsed()
         };
         if beside {
-            pool.install(|| {
-                rayon::join(
-                    || find_events(&mut **broad, events),
-                    || meet(threads, false),
-                )
-            })
-            .0
+            let time = pool
+                .install(|| {
+                    rayon::join(
+                        || find_events(&mut **broad, events),
+                        || meet(threads, false),
+                    )
+                })
+                .0;
+            (time, true)
         } else {
             let time = find_events(&mut **broad, events);
             meet(1, false);
-            time
+            (time, false)
         }
     }
 

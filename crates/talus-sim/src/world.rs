@@ -210,7 +210,8 @@ pub struct StepStats {
     pub predict: Duration,
     /// Bounding boxes.
     pub bounds: Duration,
-    /// Broad phase.
+    /// Broad phase. With several worker threads it runs beside the narrow phase (on
+    /// another thread), and its time is then also part of [`StepStats::narrow`]'s wall time.
     pub broad: Duration,
     /// Force evaluation.
     pub forces: Duration,
@@ -225,7 +226,8 @@ pub struct StepStats {
     pub pairs_started: usize,
     /// Pairs that stopped overlapping in the step.
     pub pairs_ended: usize,
-    /// Narrow phase and contact forces.
+    /// Narrow phase and contact forces: the stage's wall time (less the broad phase's when
+    /// that ran first, on the same thread).
     pub narrow: Duration,
     /// Pairs of bodies in contact (penetrating).
     pub contacts: usize,
