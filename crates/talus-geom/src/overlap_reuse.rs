@@ -238,56 +238,71 @@ struct StandIn {
 }
 
 impl StandIn {
-    /// The listed `faces` of `poly` (A's when `is_a`) when they meet at a vertex, and, for a
-    /// cone of three or more, at one the other grain holds (`in_other`, asked before
-    /// anything else is computed); `plane` and `point` give planes and points in B's frame.
-    fn of(
+    /// Takes the listed `faces` of `poly` (A's when `is_a`) when they meet at a vertex,
+    /// and, for a cone of three or more, at one the other grain holds (`in_other`, asked
+    /// before anything else is computed); `plane` and `point` give planes and points in B's
+    /// frame. `false` (and the stand-in left as it was) when they do not.
+    fn fill(
+        &mut self,
         poly: &ConvexPolyhedron,
         is_a: bool,
         faces: &[u16],
         plane: impl Fn(u32) -> (DVec3, f64),
         point: impl Fn(DVec3) -> DVec3,
         in_other: impl FnOnce(DVec3) -> bool,
-    ) -> Option<StandIn> {
+    ) -> bool {
         let half_edges = poly.half_edges();
         let face_has = |f: u16, v: u32| {
             poly.faces()[usize::from(f)]
                 .half_edges()
                 .any(|h| half_edges[h].origin == v)
         };
-        let (&first, rest) = faces.split_first()?;
-        let apex = poly.faces()[usize::from(first)]
+        let Some((&first, rest)) = faces.split_first() else {
+            return false;
+        };
+        let Some(apex) = poly.faces()[usize::from(first)]
             .half_edges()
             .map(|h| half_edges[h].origin)
-            .find(|&v| rest.iter().all(|&f| face_has(f, v)))?;
+            .find(|&v| rest.iter().all(|&f| face_has(f, v)))
+        else {
+            return false;
+        };
         let apex_point = point(poly.vertices()[apex as usize]);
         if faces.len() >= 3 && !in_other(apex_point) {
-            return None;
+            return false;
         }
-        let mut stand = StandIn {
-            is_a,
-            faces: [0; HINT_FACES],
-            planes: [(DVec3::ZERO, 0.0); HINT_FACES],
-            count: faces.len(),
-            apex_point,
-            ends: [DVec3::ZERO; HINT_FACES],
-            sectors: [0; HINT_FACES],
-            whole_cone: false,
-        };
+        self.is_a = is_a;
+        self.count = faces.len();
+        self.apex_point = apex_point;
         for (k, &f) in faces.iter().enumerate() {
-            stand.faces[k] = u32::from(f);
-            stand.planes[k] = plane(u32::from(f));
+            self.faces[k] = u32::from(f);
+            self.planes[k] = plane(u32::from(f));
         }
         // Distinct faces that all have the apex, as many as meet there: all of them.
         let star = poly.vertex_star(apex as usize);
-        if faces.len() >= 3 && star.len() == faces.len() {
+        self.whole_cone = faces.len() >= 3 && star.len() == faces.len();
+        if self.whole_cone {
             for (i, s) in star.iter().enumerate() {
-                stand.ends[i] = point(s.end);
-                stand.sectors[i] = s.face;
+                self.ends[i] = point(s.end);
+                self.sectors[i] = s.face;
             }
-            stand.whole_cone = true;
         }
-        Some(stand)
+        true
+    }
+}
+
+impl Default for StandIn {
+    fn default() -> Self {
+        StandIn {
+            is_a: false,
+            faces: [0; HINT_FACES],
+            planes: [(DVec3::ZERO, 0.0); HINT_FACES],
+            count: 0,
+            apex_point: DVec3::ZERO,
+            ends: [DVec3::ZERO; HINT_FACES],
+            sectors: [0; HINT_FACES],
+            whole_cone: false,
+        }
     }
 }
 
@@ -315,6 +330,7 @@ fn count_way(_k: usize) {
 pub(crate) struct ReuseWorkspace {
     a: Side,
     b: Side,
+    stand: StandIn,
     part: TaggedPolygon,
 }
 
@@ -426,6 +442,7 @@ pub(crate) fn reused(
     let ReuseWorkspace {
         a: side_a,
         b: side_b,
+        stand,
         part,
     } = w;
     // The grain whose listed faces stand in for it: the one with more of them (fewer parts
@@ -443,14 +460,14 @@ pub(crate) fn reused(
             let mut start = u32::from(y_faces[0]);
             pair.beyond(!x_is_a, apex, &mut start) < -pair.margin
         };
-        let stand = if x_is_a {
-            StandIn::of(a, true, faces_a, plane_a, |x| a_to_b.point(x), in_y)
+        let stands = if x_is_a {
+            stand.fill(a, true, faces_a, plane_a, |x| a_to_b.point(x), in_y)
         } else {
-            StandIn::of(b, false, faces_b, plane_b, |x| x, in_y)
+            stand.fill(b, false, faces_b, plane_b, |x| x, in_y)
         };
-        let Some(stand) = stand else {
+        if !stands {
             continue;
-        };
+        }
         let listed = if x_is_a {
             y.list(b, y_faces, plane_b, |x| x)
         } else {
@@ -459,7 +476,7 @@ pub(crate) fn reused(
         if !listed {
             return None;
         }
-        if let Some(outcome) = one_sided(&pair, &stand, y, part) {
+        if let Some(outcome) = one_sided(&pair, stand, y, part) {
             count_way(0);
             return outcome;
         }

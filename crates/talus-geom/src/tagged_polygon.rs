@@ -43,15 +43,21 @@ impl TaggedPolygon {
     /// Starts a polygon with the corners `corners`, in order, with their tags and the labels
     /// of the sides leaving them.
     pub fn start_labelled(&mut self, corners: impl Iterator<Item = (DVec3, u32, u32)>) {
-        self.points.clear();
-        self.tags.clear();
-        self.labels.clear();
+        // Into the buffers as they are (they only grow): the polygon is their first `len`.
+        let mut n = 0;
         for (x, tag, label) in corners {
-            self.points.push(x);
-            self.tags.push(tag);
-            self.labels.push(label);
+            if n == self.points.len() {
+                self.points.push(x);
+                self.tags.push(tag);
+                self.labels.push(label);
+            } else {
+                self.points[n] = x;
+                self.tags[n] = tag;
+                self.labels[n] = label;
+            }
+            n += 1;
         }
-        self.len = self.points.len();
+        self.len = n;
     }
 
     /// The corners, in order.
