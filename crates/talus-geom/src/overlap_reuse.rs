@@ -64,7 +64,10 @@ impl BoundingFaces {
             (1..=HINT_FACES).contains(&list.len()) && list.iter().all(|&f| u16::try_from(f).is_ok())
         };
         if keeps(a) && keeps(b) {
-            for (kept, &f) in faces.a.iter_mut().zip(a).chain(faces.b.iter_mut().zip(b)) {
+            for (kept, &f) in faces.a.iter_mut().zip(a) {
+                *kept = f as u16;
+            }
+            for (kept, &f) in faces.b.iter_mut().zip(b) {
                 *kept = f as u16;
             }
             (faces.count_a, faces.count_b) = (a.len() as u8, b.len() as u8);
@@ -371,7 +374,7 @@ impl Reused {
 struct Pair<'p> {
     a: &'p ConvexPolyhedron,
     b: &'p ConvexPolyhedron,
-    a_to_b: Iso,
+    a_to_b: &'p Iso,
     b_to_a: Iso,
     /// Below this distance a corner counts as on a plane (the clipping's tolerance).
     tolerance: f64,
@@ -424,7 +427,7 @@ pub(crate) fn reused(
     let pair = Pair {
         a,
         b,
-        a_to_b: *a_to_b,
+        a_to_b,
         b_to_a: a_to_b.inverse(),
         tolerance: 1e-12 * scale,
         margin: 1e-9 * scale,
