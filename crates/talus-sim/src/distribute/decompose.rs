@@ -393,24 +393,21 @@ impl World {
             d.traffic.weight_factors = factors.unwrap_or_default();
             d.loads_at_cut.clone_from(&d.traffic.processes);
             d.steps_at_cut = self.steps;
-            let mine: Vec<(u32, [f64; 3], f64)> = self
-                .weighted_points(&d)
-                .iter()
-                .map(|p| (p.key, p.position.to_array(), p.weight * factor))
-                .collect();
-            let mine = encode(&mine);
-            let mut points: Vec<WeightedPoint> = d
-                .gather(mine)
-                .iter()
-                .flat_map(|bytes| decode::<Vec<(u32, [f64; 3], f64)>>(bytes))
-                .map(|(key, position, weight)| WeightedPoint {
-                    position: DVec3::from_array(position),
-                    weight,
-                    key,
-                })
-                .collect();
-            points.sort_by_key(|p| p.key);
-            d.regions = Some(Bisection::balance(&mut points, d.size as usize));
+            let mut mine = self.weighted_points(&d);
+            for p in &mut mine {
+                p.weight *= factor;
+            }
+            // Cut from sums over the processes' points (a few rounds of a few hundred
+            // numbers per region), not from every grain's point gathered on every process.
+            let ranks = d.size as usize;
+            let mut gather = |numbers: Vec<f64>| {
+                d.gather(encode(&numbers))
+                    .iter()
+                    .map(|b| decode(b))
+                    .collect()
+            };
+            let regions = Bisection::balance_across(&mut mine, ranks, &mut gather);
+            d.regions = Some(regions);
             d.traffic.rebalances += 1;
         }
         let regions = d.regions.clone().expect("cut above");
