@@ -565,6 +565,33 @@ impl World {
         });
     }
 
+    /// The loads of contact force `f` on its pair's two bodies: each body's proxy, the
+    /// identity key of the other body, and the load, its torque about the body's position.
+    /// The force acts where the body met first is; the other is met at its image nearest it.
+    pub(crate) fn pair_loads(&self, f: &ContactForce) -> [(usize, u64, Load); 2] {
+        let (a, b) = (f.pair.a as usize, f.pair.b as usize);
+        let (first, second) = f.pair.oriented(f.flipped);
+        let (first, second) = (first as usize, second as usize);
+        let shift = BodyState::image_shift(
+            &self.params.periodic,
+            &self.bodies[first],
+            &self.bodies[second],
+        );
+        let load = |proxy: usize, force: DVec3, couple: DVec3| {
+            let shift = if proxy == second { shift } else { DVec3::ZERO };
+            let position = self.bodies[proxy].pose.position + shift;
+            Load {
+                force,
+                torque: (f.point - position).cross(force) + couple,
+            }
+        };
+        let (key_a, key_b) = (identity_key(self.proxies[a]), identity_key(self.proxies[b]));
+        [
+            (a, key_b, load(a, -f.force_on_b, -f.torque_on_b)),
+            (b, key_a, load(b, f.force_on_b, f.torque_on_b)),
+        ]
+    }
+
     /// Stage 5: the contact forces summed into `loads` (grains) and `wall_loads`, each
     /// body's in the order of its partners' identities ([`crate::load_sums`]), then
     /// gravity, the pending loads and the field. Returns the step's counts (in a
@@ -577,12 +604,11 @@ impl World {
         let mut count = 0;
         let mut max_ratio: f64 = 0.0;
         let mut grain_contacts = 0usize;
-        let periodic = self.params.periodic;
         // Bodies of the sums: grains by slot, then walls by index.
         let grain_bodies = self.slots.len() as u32;
         let body_of = |body: Body| match body {
-            Body::Grain(slot, _) => (slot, identity_key(body)),
-            Body::Wall(w) => (grain_bodies + w, identity_key(body)),
+            Body::Grain(slot, _) => slot,
+            Body::Wall(w) => grain_bodies + w,
         };
         // In a decomposed run: the pairs evaluated here count, the loads on this process's
         // own grains are summed, and those on walls gathered from all processes.
@@ -594,25 +620,8 @@ impl World {
                 count += 1;
                 max_ratio = max_ratio.max(f.depth_ratio);
             }
-            // The force acts where the body met first is; the other is met at its image
-            // nearest it.
-            let (a, b) = (f.pair.a as usize, f.pair.b as usize);
-            let (first, second) = f.pair.oriented(f.flipped);
-            let (first, second) = (first as usize, second as usize);
-            let shift =
-                BodyState::image_shift(&periodic, &self.bodies[first], &self.bodies[second]);
-            let shift_of = |proxy: usize| if proxy == second { shift } else { DVec3::ZERO };
-            let (body_a, key_a) = body_of(self.proxies[a]);
-            let (body_b, key_b) = body_of(self.proxies[b]);
-            for (proxy, body, partner, force, couple, shift) in [
-                (a, body_a, key_b, -f.force_on_b, -f.torque_on_b, shift_of(a)),
-                (b, body_b, key_a, f.force_on_b, f.torque_on_b, shift_of(b)),
-            ] {
-                let position = self.bodies[proxy].pose.position + shift;
-                let load = Load {
-                    force,
-                    torque: (f.point - position).cross(force) + couple,
-                };
+            for (proxy, partner, load) in self.pair_loads(f) {
+                let body = body_of(self.proxies[proxy]);
                 match (self.proxies[proxy], self.decomposition.as_mut()) {
                     (Body::Grain(..), None) => {
                         self.load_sums.push(body, partner, load);
@@ -625,11 +634,8 @@ impl World {
                             grain_contacts += 1;
                         }
                     }
-                    (Body::Wall(w), Some(d)) => {
-                        if c.owner == d.rank {
-                            d.wall_terms.push((w, partner, load));
-                        }
-                    }
+                    // Sent to the wall's home process with the forces (`send_forces`).
+                    (Body::Wall(_), Some(_)) => {}
                 }
             }
         }

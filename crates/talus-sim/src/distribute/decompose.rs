@@ -28,8 +28,9 @@
 //! Why the bits do not change: every pair is evaluated from the same two body states and
 //! its own state, met in the order of its bodies' ids, by whichever process; each body's
 //! loads are summed in the order of its partners' ids (`crate::load_sums`), so it does not
-//! matter which process found which force; a wall's loads are gathered from all processes
-//! and summed in that order too. Each process numbers the grains it holds its own way, both
+//! matter which process found which force; a wall's load terms go, with the forces, to the
+//! wall's home process (wall `w`'s is process `w mod size`), which sums them in that order
+//! too and sends the sum to all with the step's counts. Each process numbers the grains it holds its own way, both
 //! their proxies (renumbering changes no result) and their slots (`crate::numbering`), so
 //! its per-grain arrays are as long as what it holds, not as the run; messages name grains
 //! by id.
@@ -105,9 +106,11 @@ pub(crate) struct Decomposition {
     pub(crate) held: Vec<Held>,
     /// Pair states that arrived with a migrating grain before their pair was listed here.
     stash: FxHashMap<(u64, u64), PairState>,
-    /// This step's loads on walls from the pairs evaluated here: wall, grain key, load.
-    pub(crate) wall_terms: Vec<(u32, u64, Load)>,
+    /// The terms of this step's loads on the walls whose home this process is (wall `w`'s
+    /// is process `w mod size`), from the pairs every process evaluated: wall, grain key,
+    /// load; and their sums, wall by wall.
     wall_sums: LoadSums,
+    home_wall_loads: Vec<(u32, Load)>,
     /// Per proxy this step: its key and the process that owns it.
     pub(crate) owners: Vec<(u32, u32)>,
     pub(crate) traffic: Traffic,
@@ -162,6 +165,15 @@ struct ForceRecord {
     depth_ratio: f64,
 }
 
+/// What one process sends another after the narrow phase: the forces it found on the
+/// other's grains, and the terms of the loads on the walls whose home the other is.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct ForceMessage {
+    forces: Vec<ForceRecord>,
+    /// Wall, grain key, load.
+    wall_terms: Vec<(u32, u64, Load)>,
+}
+
 /// What each process adds to the step's totals.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Totals {
@@ -172,7 +184,8 @@ struct Totals {
     pairs: u64,
     pairs_started: u64,
     pairs_ended: u64,
-    wall_terms: Vec<(u32, u64, Load)>,
+    /// The loads on the walls whose home the process is.
+    wall_loads: Vec<(u32, Load)>,
     /// The process's own work so far.
     load: ProcessLoad,
 }
@@ -278,8 +291,8 @@ impl World {
             regions: None,
             held,
             stash: FxHashMap::default(),
-            wall_terms: Vec::new(),
             wall_sums: LoadSums::default(),
+            home_wall_loads: Vec::new(),
             owners: Vec::new(),
             traffic: Traffic {
                 ranks: size,
@@ -822,7 +835,7 @@ impl World {
             return Duration::ZERO;
         };
         let start = Instant::now();
-        let mut outgoing: Vec<Vec<ForceRecord>> = vec![Vec::new(); d.size as usize];
+        let mut outgoing: Vec<ForceMessage> = vec![ForceMessage::default(); d.size as usize];
         let mut evaluated = 0u64;
         for (c, f) in self.contacts.iter().zip(&self.contact_forces) {
             if c.owner != d.rank {
@@ -835,6 +848,14 @@ impl World {
                 self.proxies[c.pair.a as usize],
                 self.proxies[c.pair.b as usize],
             ) else {
+                // A wall's load goes to the wall's home, which sums all of it.
+                for (proxy, partner, load) in self.pair_loads(f) {
+                    if let Body::Wall(w) = self.proxies[proxy] {
+                        outgoing[(w % d.size) as usize]
+                            .wall_terms
+                            .push((w, partner, load));
+                    }
+                }
                 continue;
             };
             for slot in [slot_a, slot_b] {
@@ -845,7 +866,7 @@ impl World {
                     } else {
                         (-f.force_on_b, -f.torque_on_b)
                     };
-                    outgoing[owner as usize].push(ForceRecord {
+                    outgoing[owner as usize].forces.push(ForceRecord {
                         low,
                         high,
                         force_on_high: force,
@@ -859,8 +880,14 @@ impl World {
         d.traffic.pairs_evaluated += evaluated;
         let outgoing = outgoing.iter().map(encode).collect();
         let received = d.round(outgoing);
+        d.wall_sums.clear();
         for bytes in &received {
-            for r in decode::<Vec<ForceRecord>>(bytes) {
+            let message: ForceMessage = decode(bytes);
+            // By sender, each in its list's order: the order the sums have on one process.
+            for (wall, grain, load) in message.wall_terms {
+                d.wall_sums.push(wall, grain, load);
+            }
+            for r in message.forces {
                 let Some((i, low)) = self.listed(grain_key(r.low), grain_key(r.high)) else {
                     continue;
                 };
@@ -877,6 +904,16 @@ impl World {
                 self.contact_forces[i] = Some(if high_is_b { force } else { force.reversed() });
             }
         }
+        // The sums of the walls whose home this is, each in the order of its grains' ids.
+        let walls = self.wall_loads.len();
+        let mut home = vec![Load::default(); walls];
+        d.wall_sums.sum(walls, |w, load| home[w] += load);
+        d.home_wall_loads.clear();
+        d.home_wall_loads.extend(
+            (0..walls as u32)
+                .filter(|w| w % d.size == d.rank)
+                .map(|w| (w, home[w as usize])),
+        );
         let elapsed = start.elapsed();
         d.traffic.exchange += elapsed;
         self.decomposition = Some(d);
@@ -910,7 +947,7 @@ impl World {
             pairs,
             pairs_started: started,
             pairs_ended: ended,
-            wall_terms: std::mem::take(&mut d.wall_terms),
+            wall_loads: std::mem::take(&mut d.home_wall_loads),
             load: ProcessLoad {
                 narrow_seconds: d.traffic.narrow.as_secs_f64(),
                 exchange_seconds: d.traffic.exchange.as_secs_f64(),
@@ -924,7 +961,8 @@ impl World {
             .map(|b| decode(b))
             .collect();
         let mut sum = Totals::default();
-        d.wall_sums.clear();
+        let wall_loads = &mut self.wall_loads;
+        wall_loads.iter_mut().for_each(|l| *l = Load::default());
         d.traffic.processes = all.iter().map(|t| t.load).collect();
         for t in &all {
             sum.contacts += t.contacts;
@@ -934,16 +972,14 @@ impl World {
             sum.pairs += t.pairs;
             sum.pairs_started += t.pairs_started;
             sum.pairs_ended += t.pairs_ended;
-            for &(wall, grain, load) in &t.wall_terms {
-                d.wall_sums.push(wall, grain, load);
+            for &(wall, load) in &t.wall_loads {
+                if let Some(l) = wall_loads.get_mut(wall as usize) {
+                    *l = load;
+                }
             }
         }
-        let wall_loads = &mut self.wall_loads;
-        wall_loads.iter_mut().for_each(|l| *l = Load::default());
-        d.wall_sums
-            .sum(wall_loads.len(), |w, load| wall_loads[w] += load);
-        d.wall_terms = totals.wall_terms;
-        d.wall_terms.clear();
+        d.home_wall_loads = totals.wall_loads;
+        d.home_wall_loads.clear();
         d.traffic.exchange += start.elapsed();
         self.decomposition = Some(d);
         Some(StepCounts {
