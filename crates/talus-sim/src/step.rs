@@ -461,7 +461,9 @@ impl World {
             );
         };
         if fresh_only {
-            pool.install(|| meet(threads, true));
+            // On the calling thread when alone: waking a worker and waiting for it costs
+            // two thread switches, more than a few pairs' work.
+            in_pool(pool, threads > 1, || meet(threads, true));
             return (Duration::ZERO, false);
         }
         let find_events = |broad: &mut dyn BroadPhase, events: &mut PairEvents| {
