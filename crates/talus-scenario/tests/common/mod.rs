@@ -136,9 +136,12 @@ pub const SHORT_CONVEYOR: [&str; 6] = [
 ];
 
 /// `configs/chute_flow.ron` shortened: 150 grains on a base 5 × 4 cm at 36°, a softer law
-/// and a longer step, 0.8 s measured from 0.5 s.
+/// and a longer step, 0.8 s measured from 0.5 s, the bed at rest at the start (started
+/// down the slope as the shipped file's, its softer contacts let the fall's impacts sink
+/// 11.6 % of the grain size into each other with the Gear integrator).
 #[allow(dead_code)]
-pub const SHORT_CHUTE: [&str; 13] = [
+pub const SHORT_CHUTE: [&str; 14] = [
+    "grains[0].velocity=None",
     "grains[0].count=150",
     "periodic.x=(0.0, 0.05)",
     "periodic.y=(0.0, 0.04)",
@@ -177,8 +180,8 @@ pub const SUSPECT_OVERLAP: f64 = 0.1;
 
 /// The deepest overlap, as a fraction of the grain size, a scenario at its shipped contact
 /// stiffness may reach: a packing whose grains interpenetrate deeper is not one to trust.
-/// The shipped stiffnesses and steps keep every scenario but the chute flow within it over
-/// its whole run (the chute's quick variant also softens its contacts, for speed).
+/// The shipped stiffnesses and steps keep every scenario within it over its whole run (the
+/// chute's quick variant softens its contacts, for speed).
 #[allow(dead_code)]
 pub const TRUSTWORTHY_OVERLAP: f64 = 0.05;
 
