@@ -755,6 +755,13 @@ pub enum MeasurementSpec {
         /// the highest bin and the angle their mean.
         #[serde(default)]
         flanks: Flanks,
+        /// A window of time `(from, to)` (s) over which the angle is averaged, for a surface
+        /// that keeps moving (a rotating drum): the answer is then the mean of the angles
+        /// fitted at the output times in it, with the error of the mean from the means of
+        /// its fifths and the angles' spread, least and largest; default none: the angle at
+        /// the end.
+        #[serde(default)]
+        window: Option<(f64, f64)>,
     },
     /// A vibrated bed (§1.2.2): solid fraction per horizontal layer of the region (which
     /// moves with the driving wall), granular temperature, and the height of an intruder

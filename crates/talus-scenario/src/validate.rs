@@ -1134,7 +1134,13 @@ impl Checker {
                 bins,
                 fit,
                 flanks: _,
-            } => self.surface_fit(f, *direction, *floor, *range, *bins, *fit, s),
+                window,
+            } => {
+                self.surface_fit(f, *direction, *floor, *range, *bins, *fit, s);
+                if let Some(window) = window {
+                    self.window(&format!("{f}.window"), *window);
+                }
+            }
             MeasurementSpec::MaxStability {
                 direction,
                 floor,

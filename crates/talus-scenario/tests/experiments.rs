@@ -17,7 +17,7 @@ use talus_sim::force::ForceModelRegistry;
 
 mod common;
 
-use common::{SHORT_CONVEYOR, SHORT_DRIP};
+use common::{QUICK_DRUM, SHORT_CONVEYOR, SHORT_DRIP};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("talus-experiments-{}-{name}", std::process::id()));
@@ -145,6 +145,39 @@ fn fingerprint(runner: &Runner, out: &Path) -> (Vec<u8>, Vec<u8>, Value) {
         .unwrap(),
         s,
     )
+}
+
+#[test]
+fn a_drum_averaged_over_a_window_resumed_within_it_ends_bit_identical() {
+    // The window's angles before the checkpoint come back from the run's history.
+    let (file, scenario) = config("rotating_drum", &QUICK_DRUM);
+    let registry = ForceModelRegistry::default();
+    let whole = scratch("drum-whole");
+    let mut runner = Runner::start(&scenario, &file, &registry, 1, &whole).unwrap();
+    runner.run(None, &mut |_| {}).unwrap();
+    let expected = fingerprint(&runner, &whole);
+    drop(runner);
+    assert!(
+        expected.2["angle_of_repose_window_samples"]
+            .as_u64()
+            .unwrap()
+            >= 10
+    );
+
+    // Stopped at 0.12 s, in the middle of the window (0.05–0.2 s).
+    let resumed = scratch("drum-resumed");
+    let mut runner = Runner::start(&scenario, &file, &registry, 1, &resumed).unwrap();
+    runner.run(Some(7_680), &mut |_| {}).unwrap();
+    runner.checkpoint().unwrap();
+    drop(runner);
+    let mut runner = Runner::resume(&resumed, &registry, 1).unwrap();
+    runner.run(None, &mut |_| {}).unwrap();
+    let got = fingerprint(&runner, &resumed);
+    assert!(got.0 == expected.0, "the time series differ");
+    assert!(got.1 == expected.1, "the final worlds differ");
+    assert_eq!(got.2, expected.2);
+    let _ = std::fs::remove_dir_all(whole);
+    let _ = std::fs::remove_dir_all(resumed);
 }
 
 #[test]

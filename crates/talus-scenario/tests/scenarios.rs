@@ -120,8 +120,49 @@ fn intruder_rises_in_a_bed_shaken_at_gamma_three() {
 #[test]
 fn rotating_drum_keeps_its_grains_and_turns_them() {
     let (mut runner, out) = verlet("rotating_drum", &QUICK_DRUM, &QUIET);
-    run_trusted(&mut runner, &out);
+    let summary = run_trusted(&mut runner, &out);
     assert_drum_turns_its_bed(&runner, 60);
+    // The dynamic angle is the mean of the angles the time series holds over the window
+    // (0.05–0.2 s: 16 outputs), those fitted, recomputed here from the file; their least
+    // and largest.
+    let text = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| h.starts_with(name)).unwrap();
+    let (t, a) = (column("time"), column("angle_of_repose"));
+    let in_window: Vec<f64> = lines
+        .map(|l| {
+            l.split(',')
+                .map(|c| c.parse::<f64>().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .filter(|c| (0.05 - 1e-9..=0.2 + 1e-9).contains(&c[t]))
+        .map(|c| c[a])
+        .collect();
+    assert_eq!(in_window.len(), 16);
+    let angles: Vec<f64> = in_window
+        .iter()
+        .copied()
+        .filter(|a| a.is_finite())
+        .collect();
+    assert!(angles.len() >= 10, "{in_window:?}");
+    assert_eq!(
+        number(&summary, "angle_of_repose_window_samples"),
+        angles.len() as f64
+    );
+    let mean = angles.iter().sum::<f64>() / angles.len() as f64;
+    assert!((number(&summary, "angle_of_repose_deg") - mean).abs() < 1e-9 * mean);
+    let least = angles.iter().copied().fold(f64::INFINITY, f64::min);
+    let largest = angles.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(number(&summary, "angle_of_repose_min_deg"), least);
+    assert_eq!(number(&summary, "angle_of_repose_max_deg"), largest);
+    assert!(number(&summary, "angle_of_repose_deg_err") > 0.0);
+    // The angle at the end is the last row's.
+    let last = *in_window.last().unwrap();
+    match summary["angle_of_repose_final_deg"].as_f64() {
+        Some(end) => assert_eq!(end, last),
+        None => assert!(last.is_nan()),
+    }
     let _ = std::fs::remove_dir_all(out);
 }
 

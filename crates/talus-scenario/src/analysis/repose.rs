@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analysis::finite_positive;
 use crate::analysis::fit::{LineFit, fit_line};
+use crate::analysis::stability::mean_and_spread;
 
 /// Height of the free surface over x, from the grains' tops.
 ///
@@ -189,6 +190,57 @@ fn median_spacing(sorted: &[(f64, f64)]) -> Option<f64> {
     Some(steps[steps.len() / 2])
 }
 
+/// Blocks a window's angles are cut into for the error of their mean.
+pub const WINDOW_BLOCKS: usize = 5;
+
+/// The angle of a surface that keeps moving (a rotating drum), over a window of time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WindowAngle {
+    /// Mean of the angles (degrees).
+    pub mean_deg: f64,
+    /// Standard error of the mean (degrees), from the means of [`WINDOW_BLOCKS`]
+    /// consecutive blocks of the angles: σ_blocks / √blocks. Successive angles of an
+    /// avalanching surface are not independent (the slope climbs and falls over many
+    /// outputs), so the scatter of single angles over √n would understate it.
+    pub error_deg: f64,
+    /// Sample standard deviation of the angles: how far the surface swings.
+    pub spread_deg: f64,
+    /// Least angle (degrees).
+    pub least_deg: f64,
+    /// Largest angle (degrees).
+    pub largest_deg: f64,
+    /// Angles averaged.
+    pub samples: usize,
+}
+
+/// The [`WindowAngle`] of `angles` (in time order; non-finite ones, where no surface could
+/// be fitted, left out); `None` with fewer than two angles per block.
+#[must_use]
+pub fn window_angle(angles: &[f64]) -> Option<WindowAngle> {
+    let fitted: Vec<f64> = angles.iter().copied().filter(|a| a.is_finite()).collect();
+    let n = fitted.len();
+    if n < 2 * WINDOW_BLOCKS {
+        return None;
+    }
+    let (mean_deg, spread_deg) = mean_and_spread(&fitted);
+    // Blocks as equal as the count allows: block k holds fitted[k n / B .. (k + 1) n / B].
+    let block_means: Vec<f64> = (0..WINDOW_BLOCKS)
+        .map(|k| {
+            let block = &fitted[k * n / WINDOW_BLOCKS..(k + 1) * n / WINDOW_BLOCKS];
+            block.iter().sum::<f64>() / block.len() as f64
+        })
+        .collect();
+    let error_deg = mean_and_spread(&block_means).1 / (WINDOW_BLOCKS as f64).sqrt();
+    Some(WindowAngle {
+        mean_deg,
+        error_deg,
+        spread_deg,
+        least_deg: fitted.iter().copied().fold(f64::INFINITY, f64::min),
+        largest_deg: fitted.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        samples: n,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,5 +410,36 @@ mod tests {
         ];
         let fit = angle_of_repose(&with_nan, 0.0, 0.0, 1.0).unwrap();
         assert!((fit.angle_deg - 0.5f64.atan().to_degrees()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_swinging_angle_averages_to_its_middle_with_an_error_from_its_blocks() {
+        // A sawtooth from 30° to 44° over 25 outputs, eight teeth, one angle unfitted.
+        let mut angles: Vec<f64> = (0..200)
+            .map(|i| 30.0 + 14.0 * (i % 25) as f64 / 24.0)
+            .collect();
+        angles[7] = f64::NAN;
+        let w = window_angle(&angles).unwrap();
+        assert_eq!(w.samples, 199);
+        assert!((w.mean_deg - 37.0).abs() < 0.1, "{}", w.mean_deg);
+        assert_eq!((w.least_deg, w.largest_deg), (30.0, 44.0));
+        // 25 evenly spaced values over 14°: σ = (14/24) √((25² − 1)/12) ≈ 4.21°.
+        assert!((w.spread_deg - 4.2).abs() < 0.2, "{}", w.spread_deg);
+        // Each block of 40 holds 1.6 teeth: their means differ by a few tenths of a degree,
+        // far less than the spread over √199.
+        assert!(w.error_deg < 0.5 && w.error_deg > 0.0, "{}", w.error_deg);
+        // The blocks' error against the brute force of its definition.
+        let fitted: Vec<f64> = angles.iter().copied().filter(|a| a.is_finite()).collect();
+        let means: Vec<f64> = (0..5)
+            .map(|k| {
+                let b = &fitted[k * 199 / 5..(k + 1) * 199 / 5];
+                b.iter().sum::<f64>() / b.len() as f64
+            })
+            .collect();
+        let m = means.iter().sum::<f64>() / 5.0;
+        let sd = (means.iter().map(|x| (x - m).powi(2)).sum::<f64>() / 4.0).sqrt();
+        assert!((w.error_deg - sd / 5f64.sqrt()).abs() < 1e-12);
+        // Too few angles for five blocks of two.
+        assert!(window_angle(&angles[..9]).is_none());
     }
 }

@@ -99,7 +99,7 @@ impl Probe {
     /// The lists it grows during the run, in a fixed order (see [`crate::journal`]).
     pub fn logs(&self) -> Vec<&dyn Journaled> {
         match self {
-            Probe::Repose(_) => Vec::new(),
+            Probe::Repose(p) => p.logs(),
             Probe::Vibration(p) => p.logs(),
             Probe::Discharge(p) => p.logs(),
             Probe::Stability(p) => p.logs(),
@@ -111,7 +111,7 @@ impl Probe {
     /// See [`Probe::logs`].
     pub fn logs_mut(&mut self) -> Vec<&mut dyn Journaled> {
         match self {
-            Probe::Repose(_) => Vec::new(),
+            Probe::Repose(p) => p.logs_mut(),
             Probe::Vibration(p) => p.logs_mut(),
             Probe::Discharge(p) => p.logs_mut(),
             Probe::Stability(p) => p.logs_mut(),

@@ -5,8 +5,11 @@ use serde::{Deserialize, Serialize};
 use talus_geom::glam::DVec3;
 
 use super::{Sample, SummaryItems};
-use crate::analysis::repose::{angle_of_repose, surface_profile};
+use crate::analysis::repose::{
+    WINDOW_BLOCKS, WindowAngle, angle_of_repose, surface_profile, window_angle,
+};
 use crate::build::Experiment;
+use crate::journal::{AppendLog, Journaled};
 use crate::output::csv::Column;
 use crate::output::plot::{Plot, Series, SeriesStyle};
 use crate::schema::{Flanks, MeasurementSpec};
@@ -48,6 +51,11 @@ pub struct Repose {
     /// Latest fit of each face (one, or the faces before and after the apex); empty when
     /// a face could not be fitted.
     faces: Vec<FaceFit>,
+    /// The window the angle is averaged over, if any.
+    window: Option<(f64, f64)>,
+    /// The angles at the output times in the window: (time, angle; NaN where the surface
+    /// could not be fitted).
+    window_angles: AppendLog<(f64, f64)>,
 }
 
 /// The fit of the face in `profile` falling towards larger x, or, with `mirrored`, towards
@@ -129,6 +137,7 @@ impl Repose {
             bins,
             fit,
             flanks,
+            window,
         } = spec
         else {
             return None;
@@ -142,7 +151,27 @@ impl Repose {
             flanks: *flanks,
             profile: Vec::new(),
             faces: Vec::new(),
+            window: *window,
+            window_angles: AppendLog::new(),
         })
+    }
+
+    /// The lists that grow with the run.
+    #[must_use]
+    pub fn logs(&self) -> Vec<&dyn Journaled> {
+        vec![&self.window_angles]
+    }
+
+    /// See [`Repose::logs`].
+    pub fn logs_mut(&mut self) -> Vec<&mut dyn Journaled> {
+        vec![&mut self.window_angles]
+    }
+
+    /// The angle over the window, when there is one and it holds enough fitted angles.
+    fn over_window(&self) -> Option<WindowAngle> {
+        self.window?;
+        let angles: Vec<f64> = self.window_angles.iter().map(|s| s.1).collect();
+        window_angle(&angles)
     }
 
     /// Columns: the angle.
@@ -161,7 +190,14 @@ impl Repose {
             .collect();
         self.profile = surface_profile(&points, self.range.0, self.range.1, self.bins);
         self.faces = fit_faces(&self.profile, self.floor, self.fit, self.flanks);
-        vec![self.angle_deg().unwrap_or(f64::NAN)]
+        let angle = self.angle_deg().unwrap_or(f64::NAN);
+        if let Some((from, to)) = self.window
+            && sample.time >= from
+            && sample.time <= to
+        {
+            self.window_angles.push((sample.time, angle));
+        }
+        vec![angle]
     }
 
     /// The angle: of the one face, or the mean of both.
@@ -185,19 +221,47 @@ impl Repose {
 
     /// `angle_of_repose_deg` (null if the surface could not be fitted) and the fit; with
     /// both flanks, each face's angle too; every angle with its standard error (`_err`).
+    /// With a window, `angle_of_repose_deg` is the mean over it (with the error of the
+    /// mean, the angles' spread, least, largest and count), the angle at the end
+    /// `angle_of_repose_final_deg`, and each face's angle that at the end.
     #[must_use]
     pub fn summary(&self) -> SummaryItems {
-        let mut items = vec![
-            ("angle_of_repose_deg".into(), json_number(self.angle_deg())),
-            (
-                "angle_of_repose_deg_err".into(),
-                json_number(self.angle_error_deg()),
-            ),
-            (
-                "repose_fit_points".into(),
-                serde_json::Value::from(self.faces.iter().map(|f| f.points).min().unwrap_or(0)),
-            ),
-        ];
+        let mut items = Vec::new();
+        if self.window.is_some() {
+            let w = self.over_window();
+            let of = |f: fn(&WindowAngle) -> f64| json_number(w.as_ref().map(f));
+            items.extend([
+                ("angle_of_repose_deg".into(), of(|w| w.mean_deg)),
+                ("angle_of_repose_deg_err".into(), of(|w| w.error_deg)),
+                ("angle_of_repose_spread_deg".into(), of(|w| w.spread_deg)),
+                ("angle_of_repose_min_deg".into(), of(|w| w.least_deg)),
+                ("angle_of_repose_max_deg".into(), of(|w| w.largest_deg)),
+                (
+                    "angle_of_repose_window_samples".into(),
+                    serde_json::Value::from(w.map_or(0, |w| w.samples)),
+                ),
+                (
+                    "angle_of_repose_final_deg".into(),
+                    json_number(self.angle_deg()),
+                ),
+                (
+                    "angle_of_repose_final_deg_err".into(),
+                    json_number(self.angle_error_deg()),
+                ),
+            ]);
+        } else {
+            items.extend([
+                ("angle_of_repose_deg".into(), json_number(self.angle_deg())),
+                (
+                    "angle_of_repose_deg_err".into(),
+                    json_number(self.angle_error_deg()),
+                ),
+            ]);
+        }
+        items.extend([(
+            "repose_fit_points".into(),
+            serde_json::Value::from(self.faces.iter().map(|f| f.points).min().unwrap_or(0)),
+        )]);
         if self.flanks == Flanks::Both {
             let face = |i: usize| json_number(self.faces.get(i).map(|f| f.angle_deg));
             let error = |i: usize| json_number(self.faces.get(i).map(|f| f.angle_error_deg));
@@ -213,6 +277,9 @@ impl Repose {
     /// a surface that does not fall along the measured direction.
     #[must_use]
     pub fn warnings(&self) -> Vec<String> {
+        if let Some((from, to)) = self.window {
+            return self.window_warnings(from, to);
+        }
         if self.faces.is_empty() {
             return vec![match self.flanks {
                 Flanks::One => "angle of repose: the pile's surface could not be fitted at the \
@@ -248,6 +315,41 @@ impl Repose {
         out
     }
 
+    /// Why the angle over the window cannot be trusted: too few fitted angles in it, or a
+    /// mean that does not fall away from the top; and how many angles in it could not be
+    /// fitted.
+    fn window_warnings(&self, from: f64, to: f64) -> Vec<String> {
+        let total = self.window_angles.iter().count();
+        let Some(w) = self.over_window() else {
+            return vec![format!(
+                "angle of repose: the window ({from}, {to}) s holds {total} angles at the \
+                 output times, fitted or not, where at least {} fitted ones are needed \
+                 ({WINDOW_BLOCKS} blocks of two): the run ended before it, output_interval \
+                 is too long, or the surface could not be fitted",
+                2 * WINDOW_BLOCKS
+            )];
+        };
+        let mut out = Vec::new();
+        if !(w.mean_deg > 0.0 && w.mean_deg < 90.0) {
+            out.push(format!(
+                "angle of repose: the mean surface over the window does not fall away from \
+                 the pile's top ({:.1}°); the direction points from the pile's back (or its \
+                 apex) to its toe",
+                w.mean_deg
+            ));
+        }
+        // A surface that cannot be fitted now and then (a grain thrown above it, a bin left
+        // empty) leaves a mean of the others; more often, the mean is not the surface's.
+        if 10 * (total - w.samples) > total {
+            out.push(format!(
+                "angle of repose: {} of the {total} angles in the window could not be fitted \
+                 (more than a tenth) and are left out of the mean",
+                total - w.samples
+            ));
+        }
+        out
+    }
+
     /// The pile profile with the fitted lines.
     #[must_use]
     pub fn plots(&self) -> Vec<(String, Plot)> {
@@ -273,7 +375,7 @@ impl Repose {
             points: vec![(self.range.0, self.floor), (self.range.1, self.floor)],
             style: SeriesStyle::Dashed,
         });
-        vec![(
+        let mut plots = vec![(
             "pile_profile".into(),
             Plot {
                 title: "Pile profile and angle of repose".into(),
@@ -283,7 +385,38 @@ impl Repose {
                 log_x: false,
                 series,
             },
-        )]
+        )];
+        if let (Some((from, to)), Some(w)) = (self.window, self.over_window()) {
+            let angles = self
+                .window_angles
+                .iter()
+                .filter(|s| s.1.is_finite())
+                .copied()
+                .collect();
+            plots.push((
+                "angle_over_window".into(),
+                Plot {
+                    title: "Angle of the surface over the window".into(),
+                    x_label: "time [s]".into(),
+                    y_label: "angle [deg]".into(),
+                    log_y: false,
+                    log_x: false,
+                    series: vec![
+                        Series {
+                            label: "angle at each output".into(),
+                            points: angles,
+                            style: SeriesStyle::Line,
+                        },
+                        Series {
+                            label: format!("mean {:.1} ± {:.1}°", w.mean_deg, w.error_deg),
+                            points: vec![(from, w.mean_deg), (to, w.mean_deg)],
+                            style: SeriesStyle::Dashed,
+                        },
+                    ],
+                },
+            ));
+        }
+        plots
     }
 }
 
@@ -359,6 +492,8 @@ mod tests {
             flanks: Flanks::Both,
             profile: Vec::new(),
             faces: Vec::new(),
+            window: None,
+            window_angles: AppendLog::new(),
         };
         let mut angles = [Vec::new(), Vec::new()];
         let mut errors = [Vec::new(), Vec::new()];
@@ -405,6 +540,8 @@ mod tests {
             flanks,
             profile: Vec::new(),
             faces,
+            window: None,
+            window_angles: AppendLog::new(),
         };
         let face = |angle_deg: f64, points: usize| FaceFit {
             angle_deg,
@@ -418,7 +555,16 @@ mod tests {
         }
         all.extend(probe(Flanks::One, vec![face(-5.0, 10)]).warnings());
         all.extend(probe(Flanks::One, vec![face(30.0, 2)]).warnings());
-        assert_eq!(all.len(), 4, "{all:?}");
+        // Over a window: too few angles; then a mean that rises, with a third unfitted.
+        let mut windowed = probe(Flanks::One, Vec::new());
+        windowed.window = Some((0.0, 1.0));
+        all.extend(windowed.warnings());
+        for i in 0..30 {
+            let angle = if i % 3 == 0 { f64::NAN } else { -10.0 };
+            windowed.window_angles.push((f64::from(i) / 30.0, angle));
+        }
+        all.extend(windowed.warnings());
+        assert_eq!(all.len(), 7, "{all:?}");
         for w in &all {
             // A string continued on the next source line without its backslash keeps the
             // indentation as a run of spaces inside the message.

@@ -98,7 +98,11 @@ pub const QUICK_BOX: [&str; 2] = ["grains[1].count=200", "time.end=0.8"];
 
 /// The quick variant of `configs/rotating_drum.ron`: 60 grains, 0.2 s.
 #[allow(dead_code)]
-pub const QUICK_DRUM: [&str; 2] = ["grains[0].count=60", "time.end=0.2"];
+pub const QUICK_DRUM: [&str; 3] = [
+    "grains[0].count=60",
+    "time.end=0.2",
+    "measurements[0].window=Some((0.05, 0.2))",
+];
 
 /// The quick variant of `configs/shapes_pile.ron`: 12 grains of each shape, 0.4 s.
 #[allow(dead_code)]
