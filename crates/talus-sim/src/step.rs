@@ -613,7 +613,8 @@ impl World {
             Body::Wall(w) => grain_bodies + w,
         };
         // In a decomposed run: the pairs evaluated here count, the loads on this process's
-        // own grains are summed, and those on walls gathered from all processes.
+        // own grains are summed, and those on walls come from their home processes
+        // (`send_forces`, `reduce_step`).
         let rank = self.decomposition.as_ref().map(|d| d.rank);
         self.load_sums.clear();
         for (c, f) in self.contacts.iter().zip(&self.contact_forces) {

@@ -107,7 +107,12 @@ pub fn transport_velocity(
 /// at the stretch's middle time: the transport with the plate's swing averaged out.
 #[must_use]
 pub fn running_velocity(samples: &[(f64, f64)], span: usize) -> Vec<(f64, f64)> {
+    // A span past the samples (a drive whose period is longer than the run, even one of
+    // usize::MAX samples) has no stretch.
     let span = span.max(1);
+    if span >= samples.len() {
+        return Vec::new();
+    }
     samples
         .windows(span + 1)
         .filter_map(|w| {
@@ -177,6 +182,10 @@ mod tests {
         for (_, v) in running_velocity(&samples, 50) {
             assert!((v - 0.05).abs() < 1e-9);
         }
+        // A drive slower than the run: no stretch of a period, whatever its length.
+        assert_eq!(running_velocity(&samples, samples.len() - 1).len(), 1);
+        assert!(running_velocity(&samples, samples.len()).is_empty());
+        assert!(running_velocity(&samples, usize::MAX).is_empty());
         assert!(transport_velocity(&samples, (0.4, 1.6), 1).is_none());
         assert!(transport_velocity(&samples, (3.0, 4.0), 4).is_none());
         assert!(transport_velocity(&[], (0.0, 1.0), 4).is_none());

@@ -30,10 +30,10 @@
 //! loads are summed in the order of its partners' ids (`crate::load_sums`), so it does not
 //! matter which process found which force; a wall's load terms go, with the forces, to the
 //! wall's home process (wall `w`'s is process `w mod size`), which sums them in that order
-//! too and sends the sum to all with the step's counts. Each process numbers the grains it holds its own way, both
-//! their proxies (renumbering changes no result) and their slots (`crate::numbering`), so
-//! its per-grain arrays are as long as what it holds, not as the run; messages name grains
-//! by id.
+//! too and sends the sum to all with the step's counts. Each process numbers the grains it
+//! holds its own way, both their proxies (renumbering changes no result) and their slots
+//! (`crate::numbering`), so its per-grain arrays are as long as what it holds, not as the
+//! run; messages name grains by id.
 //!
 //! Grains are added by the same calls on every process, as the world was built: once the
 //! regions are cut (before the grains are added, with [`World::cut_before_adding`], or by a
