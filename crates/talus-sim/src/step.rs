@@ -567,31 +567,9 @@ impl World {
         });
     }
 
-    /// The loads of contact force `f` on its pair's two bodies: each body's proxy, the
-    /// identity key of the other body, and the load, its torque about the body's position.
-    /// The force acts where the body met first is; the other is met at its image nearest it.
+    /// The loads of contact force `f` on its pair's two bodies (see [`pair_loads`]).
     pub(crate) fn pair_loads(&self, f: &ContactForce) -> [(usize, u64, Load); 2] {
-        let (a, b) = (f.pair.a as usize, f.pair.b as usize);
-        let (first, second) = f.pair.oriented(f.flipped);
-        let (first, second) = (first as usize, second as usize);
-        let shift = BodyState::image_shift(
-            &self.params.periodic,
-            &self.bodies[first],
-            &self.bodies[second],
-        );
-        let load = |proxy: usize, force: DVec3, couple: DVec3| {
-            let shift = if proxy == second { shift } else { DVec3::ZERO };
-            let position = self.bodies[proxy].pose.position + shift;
-            Load {
-                force,
-                torque: (f.point - position).cross(force) + couple,
-            }
-        };
-        let (key_a, key_b) = (identity_key(self.proxies[a]), identity_key(self.proxies[b]));
-        [
-            (a, key_b, load(a, -f.force_on_b, -f.torque_on_b)),
-            (b, key_a, load(b, f.force_on_b, f.torque_on_b)),
-        ]
+        pair_loads(&self.bodies, &self.proxies, &self.params.periodic, f)
     }
 
     /// Stage 5: the contact forces summed into `loads` (grains) and `wall_loads`, each
@@ -606,6 +584,7 @@ impl World {
         let mut count = 0;
         let mut max_ratio: f64 = 0.0;
         let mut grain_contacts = 0usize;
+        let periodic = self.params.periodic;
         // Bodies of the sums: grains by slot, then walls by index.
         let grain_bodies = self.slots.len() as u32;
         let body_of = |body: Body| match body {
@@ -623,7 +602,7 @@ impl World {
                 count += 1;
                 max_ratio = max_ratio.max(f.depth_ratio);
             }
-            for (proxy, partner, load) in self.pair_loads(f) {
+            for (proxy, partner, load) in pair_loads(&self.bodies, &self.proxies, &periodic, f) {
                 let body = body_of(self.proxies[proxy]);
                 match (self.proxies[proxy], self.decomposition.as_mut()) {
                     (Body::Grain(..), None) => {
@@ -772,6 +751,36 @@ pub(crate) struct StepCounts {
     pub grains: usize,
     /// In a decomposed run: listed, started and ended pairs.
     pub pairs: Option<(usize, usize, usize)>,
+}
+
+/// The loads of contact force `f` on its pair's two bodies: each body's proxy, the identity
+/// key of the other body, and the load, its torque about the body's position. The force acts
+/// where the body met first is; the other is met at its image nearest it. Always inlined: it
+/// is the body of the load sums' loop, whose terms it returns by value.
+#[inline(always)]
+fn pair_loads(
+    bodies: &[BodyState],
+    proxies: &[Body],
+    periodic: &Periodic,
+    f: &ContactForce,
+) -> [(usize, u64, Load); 2] {
+    let (a, b) = (f.pair.a as usize, f.pair.b as usize);
+    let (first, second) = f.pair.oriented(f.flipped);
+    let (first, second) = (first as usize, second as usize);
+    let shift = BodyState::image_shift(periodic, &bodies[first], &bodies[second]);
+    let load = |proxy: usize, force: DVec3, couple: DVec3| {
+        let shift = if proxy == second { shift } else { DVec3::ZERO };
+        let position = bodies[proxy].pose.position + shift;
+        Load {
+            force,
+            torque: (f.point - position).cross(force) + couple,
+        }
+    };
+    let (key_a, key_b) = (identity_key(proxies[a]), identity_key(proxies[b]));
+    [
+        (a, key_b, load(a, -f.force_on_b, -f.torque_on_b)),
+        (b, key_a, load(b, f.force_on_b, f.torque_on_b)),
+    ]
 }
 
 /// Runs `work` on `pool` when `parallel`, else on the calling thread (without waking the
