@@ -17,6 +17,7 @@ pub mod broad;
 mod contact;
 pub mod distribute;
 mod error;
+pub mod exact_sum;
 pub mod force;
 pub mod integrate;
 pub mod kind;
