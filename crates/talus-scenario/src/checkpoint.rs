@@ -33,8 +33,9 @@ const MAGIC: &[u8; 8] = b"TALUSCK\0";
 /// read from files; 7: a vibrated bed keeps its stroboscopic samples, and each fitted face of
 /// a pile the standard error of its angle; 8: the world keeps its periodic axes and each
 /// grain its image count; 9: a dripped heap keeps the slope of each of its flanks; 10: a
-/// pile measured over a window keeps the window and its angles).
-const FORMAT: u32 = 10;
+/// pile measured over a window keeps the window and its angles; 11: a chute's profile keeps
+/// its sums exact).
+const FORMAT: u32 = 11;
 /// Bytes before the payload: magic, version, length, checksum.
 const HEADER: usize = 24;
 

@@ -30,7 +30,7 @@ use crate::output::csv::{Column, TimeSeries};
 use crate::output::pvd::{PvdEntry, append_pvd, write_pvd};
 use crate::output::run_dir::{HISTORY_FILE, REPORT_FILE, RunDir, SCENARIO_FILE, SUMMARY_FILE};
 use crate::placement::{PlacedGrain, grain_rng, jittered, overlaps_wall_at, random_rotation};
-use crate::probe::{GrainRecord, Probe, Sample, kinetic_energy, up_direction};
+use crate::probe::{Census, GrainRecord, Probe, Sample, up_direction};
 use crate::schema::Scenario;
 use crate::seeds::{run_companions, seed_count};
 use crate::summary::{Status, write_outputs, write_summary_and_report};
@@ -355,8 +355,7 @@ impl Runner {
         }
         let mut runner = Runner::new(exp, state, dir, journal, registry);
         // Before a decomposition every process holds every grain: no collective here.
-        let sample = runner.sample();
-        runner.take_stock(&sample);
+        runner.census(&[]);
         if runner.finished() && runner.outputs_written() {
             // Nothing to continue: the outputs of the finished run stay as they are.
             return Ok(runner);
@@ -506,24 +505,28 @@ impl Runner {
             }
             let now = self.exp.world.time();
             let before = now - self.exp.world.params().dt;
-            if self.state.probes.iter().any(|p| p.strobe_due(before, now)) {
-                let sample = self.sample();
-                for probe in &mut self.state.probes {
-                    if probe.strobe_due(before, now) {
-                        probe.strobe(&sample);
-                    }
+            let due: Vec<usize> = (0..self.state.probes.len())
+                .filter(|&k| self.state.probes[k].strobe_due(before, now))
+                .collect();
+            if !due.is_empty() {
+                let census = self.census(&due);
+                for (&k, total) in due.iter().zip(&census.partials) {
+                    self.state.probes[k].strobe(now, total);
                 }
             }
             let step = self.exp.world.steps();
             let failure = check.after_step(&mut self.exp, &stats, step);
             if let Some(failure) = failure {
                 self.state.wall_seconds = wall_before + session.elapsed().as_secs_f64();
-                let sample = self.sample();
-                self.take_stock(&sample);
-                let at = failure.grain().and_then(|id| {
-                    let g = sample.grains.iter().find(|g| g.state.id == id)?;
-                    Some(g.state.pose.position)
-                });
+                self.census(&[]);
+                // Where the grain it names is, from the process that owns it.
+                let here: Vec<_> = failure
+                    .grain()
+                    .and_then(|id| self.exp.world.grain_states().find(|g| g.id == id))
+                    .map(|g| g.pose.position)
+                    .into_iter()
+                    .collect();
+                let at = self.exp.world.gather_owned(here).first().copied();
                 let message = failure.message(&self.exp, &self.state, &self.out, at);
                 if !self.writes_files {
                     return Err(ScenarioError::BlowUp(message));
@@ -619,10 +622,13 @@ impl Runner {
         s.last_coordination = stats.coordination;
     }
 
-    /// The grains now, for the probes: all of the run's, gathered on the first process of
-    /// a decomposed run (a collective operation there; the others get none).
-    pub fn sample(&mut self) -> Sample {
-        let states = self.exp.world.grain_states_on_first();
+    /// The grains now that this process owns (all of the run's on a single process, and
+    /// before the first step of a decomposed run), by id: what the probes measure here
+    /// ([`Census::taken`] puts the processes' measures together).
+    #[must_use]
+    pub fn sample(&self) -> Sample {
+        let mut states: Vec<_> = self.exp.world.grain_states().collect();
+        states.sort_unstable_by_key(|g| g.id);
         let world = &self.exp.world;
         let up = up_direction(self.exp.scenario.gravity_vector());
         let shapes = world.shapes();
@@ -671,29 +677,18 @@ impl Runner {
         self.stock.grains
     }
 
-    /// Counts the grains of `sample` and their kinetic energy; in a decomposed run the
-    /// first process, which has the whole sample, tells the others (a collective
-    /// operation there).
-    fn take_stock(&mut self, sample: &Sample) {
-        let here = (
-            sample.grains.len(),
-            sample
-                .grains
-                .iter()
-                .map(|g| kinetic_energy(&g.state))
-                .fold(0.0, |sum, e| sum + e),
-        );
-        let told = self.exp.world.gather_owned(if self.writes_files {
-            vec![here]
-        } else {
-            vec![]
-        });
-        // Before the first decomposed step every process holds every grain.
-        let (grains, kinetic_energy) = told.first().copied().unwrap_or(here);
+    /// The census of all grains now, with what they give each probe of `probes` (indices
+    /// into the run's probes; in a decomposed run a collective operation), and the stock
+    /// taken from it.
+    fn census(&mut self, probes: &[usize]) -> Census {
+        let sample = self.sample();
+        let chosen: Vec<&Probe> = probes.iter().map(|&k| &self.state.probes[k]).collect();
+        let census = Census::taken(&mut self.exp.world, &sample, &chosen);
         self.stock = Stock {
-            grains,
-            kinetic_energy,
+            grains: census.grains as usize,
+            kinetic_energy: census.kinetic_energy.value(),
         };
+        census
     }
 
     /// Writes the time series to its file in the run directory with `write` (the whole
@@ -708,22 +703,29 @@ impl Runner {
 
     /// Appends the row of the current state to the time series.
     fn output_row(&mut self) -> Result<(), ScenarioError> {
-        let sample = self.sample();
-        self.take_stock(&sample);
+        let every: Vec<usize> = (0..self.state.probes.len()).collect();
+        let census = self.census(&every);
+        // Every process takes the totals, so that all hold the same probes.
+        let time = self.exp.world.time();
+        let values: Vec<Vec<f64>> = self
+            .state
+            .probes
+            .iter_mut()
+            .zip(&census.partials)
+            .map(|(probe, total)| probe.take(time, total))
+            .collect();
         if !self.writes_files {
             return Ok(());
         }
         let mut row = vec![
-            sample.time,
-            sample.grains.len() as f64,
+            time,
+            self.stock.grains as f64,
             self.stock.kinetic_energy,
             self.state.last_contacts as f64,
             self.state.last_coordination,
             self.exp.world.stats().max_overlap_ratio,
         ];
-        for probe in &mut self.state.probes {
-            row.extend(probe.sample(&sample));
-        }
+        row.extend(values.into_iter().flatten());
         self.state
             .series
             .push(row)
@@ -1042,9 +1044,10 @@ impl Runner {
                 self.state.drip_blocked[p] += 1;
                 continue;
             }
-            let sample = self.sample();
-            for probe in &mut self.state.probes {
-                probe.before_release(&sample);
+            let every: Vec<usize> = (0..self.state.probes.len()).collect();
+            let census = self.census(&every);
+            for (probe, total) in self.state.probes.iter_mut().zip(&census.partials) {
+                probe.before_release(time, total);
             }
             self.release(p, j, desc, "dripping")?;
             self.state.last_drip_step[p] = Some(step);

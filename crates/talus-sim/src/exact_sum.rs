@@ -24,7 +24,9 @@ use serde::{Deserialize, Serialize};
 pub const HUGE: f64 = f64::from_bits((960 + 1023) << 52);
 
 /// The exact sum of the `f64` terms added (see the module documentation).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Two sums are equal when their exact sums are (whatever the partials that hold them) and
+/// their non-finite terms sum alike.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ExactSum {
     /// Non-overlapping, non-zero partials in order of increasing magnitude, whose exact sum
     /// is that of the finite terms.
@@ -122,6 +124,20 @@ impl ExactSum {
     #[must_use]
     pub fn is_zero(&self) -> bool {
         self.partials.is_empty() && self.special == 0.0
+    }
+}
+
+impl PartialEq for ExactSum {
+    fn eq(&self, other: &ExactSum) -> bool {
+        let special = |s: f64| if s.is_nan() { None } else { Some(s) };
+        if special(self.special) != special(other.special) {
+            return false;
+        }
+        let mut difference = self.clone();
+        for &p in &other.partials {
+            difference.add(-p);
+        }
+        difference.partials.is_empty()
     }
 }
 
@@ -272,6 +288,19 @@ mod tests {
         assert!(a.value().is_nan());
         // At the limit: kept exactly.
         assert_eq!(ExactSum::from_iter([HUGE, HUGE, -HUGE]).value(), HUGE);
+    }
+
+    #[test]
+    fn sums_are_equal_by_their_exact_value() {
+        let a = ExactSum::from_iter([1e20, 3.0, -1e20]);
+        let b = ExactSum::from_iter([2.0, 1.0]);
+        assert_eq!(a, b);
+        assert_ne!(a, ExactSum::from_iter([3.0, 1e-300]));
+        assert_ne!(ExactSum::from_iter([f64::INFINITY]), b);
+        assert_eq!(
+            ExactSum::from_iter([f64::NAN]),
+            ExactSum::from_iter([f64::INFINITY, -f64::INFINITY])
+        );
     }
 
     #[test]

@@ -20,6 +20,7 @@
 //!   and angular materials by Forterre & Pouliquen, Annu. Rev. Fluid Mech. 40, 1, 2008).
 
 use serde::{Deserialize, Serialize};
+use talus_sim::exact_sum::ExactSum;
 
 use super::fit::{LineFit, fit_line};
 
@@ -36,15 +37,17 @@ pub fn sphere_slice(c: f64, r: f64, z0: f64, z1: f64) -> f64 {
 pub const MAX_LAYERS: usize = 100_000;
 
 /// Sums over the samples of a window, per layer of thickness `bin` above the base: the
-/// grains' volume in the layer and its product with their velocity down the incline.
+/// grains' volume in the layer and its product with their velocity down the incline. Each
+/// sum is exact, so that the sums of two sets of grains merged are those of their union, to
+/// the bit, whatever the split (a decomposed run's processes each sum their own grains).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProfileSums {
     /// Thickness of a layer (m).
     pub bin: f64,
     /// Σ volume per layer (m³).
-    pub volume: Vec<f64>,
+    pub volume: Vec<ExactSum>,
     /// Σ volume · velocity per layer (m⁴/s).
-    pub flux: Vec<f64>,
+    pub flux: Vec<ExactSum>,
     /// Samples summed.
     pub samples: u64,
 }
@@ -56,6 +59,14 @@ impl ProfileSums {
         ProfileSums {
             bin,
             ..ProfileSums::default()
+        }
+    }
+
+    /// Makes room for layers up to `last`.
+    fn reach(&mut self, last: usize) {
+        if last >= self.volume.len() {
+            self.volume.resize(last + 1, ExactSum::new());
+            self.flux.resize(last + 1, ExactSum::new());
         }
     }
 
@@ -73,16 +84,28 @@ impl ProfileSums {
         if first >= MAX_LAYERS {
             return;
         }
-        if last >= self.volume.len() {
-            self.volume.resize(last + 1, 0.0);
-            self.flux.resize(last + 1, 0.0);
-        }
+        self.reach(last);
         for k in first..=last {
             let lo = k as f64 * self.bin;
             let part = sphere_slice(z, r, lo, lo + self.bin);
-            self.volume[k] += part;
-            self.flux[k] += part * v;
+            self.volume[k].add(part);
+            self.flux[k].add(part * v);
         }
+    }
+
+    /// Takes in the sums of `other` (over layers of the same thickness): its grains and its
+    /// samples.
+    pub fn merge(&mut self, other: &ProfileSums) {
+        if let Some(last) = other.volume.len().checked_sub(1) {
+            self.reach(last);
+        }
+        for (mine, theirs) in self.volume.iter_mut().zip(&other.volume) {
+            mine.merge(theirs);
+        }
+        for (mine, theirs) in self.flux.iter_mut().zip(&other.flux) {
+            mine.merge(theirs);
+        }
+        self.samples += other.samples;
     }
 
     /// The mean profile over the samples for a base of `area`: per layer, the height of its
@@ -94,10 +117,13 @@ impl ProfileSums {
             .iter()
             .zip(&self.flux)
             .enumerate()
-            .map(|(k, (&v, &q))| Layer {
-                z: (k as f64 + 0.5) * self.bin,
-                solid_fraction: v / (samples * area * self.bin),
-                velocity: if v > 0.0 { q / v } else { f64::NAN },
+            .map(|(k, (v, q))| {
+                let (v, q) = (v.value(), q.value());
+                Layer {
+                    z: (k as f64 + 0.5) * self.bin,
+                    solid_fraction: v / (samples * area * self.bin),
+                    velocity: if v > 0.0 { q / v } else { f64::NAN },
+                }
             })
             .collect()
     }

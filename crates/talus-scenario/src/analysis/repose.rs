@@ -35,37 +35,84 @@ pub fn surface_profile(
     x_max: f64,
     bins: usize,
 ) -> Vec<(f64, f64)> {
-    let range = x_max - x_min;
-    if bins == 0 || !x_min.is_finite() || !x_max.is_finite() || !finite_positive(range) {
-        return Vec::new();
-    }
-    let nb = bins as f64;
-    // Collected as (bin, z) and sorted rather than held in a Vec of `bins` slots, so
-    // memory follows the number of grains, not a possibly huge bin count.
-    let mut hits: Vec<(usize, f64)> = points
-        .iter()
-        .filter(|(x, z)| x.is_finite() && z.is_finite() && *x >= x_min && *x <= x_max)
-        .map(|&(x, z)| {
-            // `as` saturates; the clamp puts x == x_max into the last bin.
-            let bin = (((x - x_min) / range) * nb).floor() as usize;
-            (bin.min(bins - 1), z)
-        })
-        .collect();
-    hits.sort_unstable_by_key(|hit| hit.0);
-    let width = range / nb;
-    let mut profile: Vec<(f64, f64)> = Vec::new();
-    let mut last_bin = None;
-    for (bin, z) in hits {
-        if last_bin == Some(bin) {
-            if let Some(top) = profile.last_mut() {
-                top.1 = top.1.max(z);
-            }
-        } else {
-            profile.push((x_min + (bin as f64 + 0.5) * width, z));
-            last_bin = Some(bin);
+    SurfaceTops::of(points, x_min, x_max, bins).profile(x_min, x_max, bins)
+}
+
+/// The highest point in each bin of [`surface_profile`] among some of the points: those of
+/// the grains one process of a decomposed run holds. Merged, the tops of two sets of points
+/// are those of their union, so that the processes' tops put together give the profile of
+/// all the grains, whatever the split.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SurfaceTops {
+    /// (bin, highest z_top in it) for the bins holding a point, by bin.
+    tops: Vec<(usize, f64)>,
+}
+
+impl SurfaceTops {
+    /// The tops of `points` in `bins` bins over `[x_min, x_max]` (see [`surface_profile`]
+    /// for what is left out).
+    #[must_use]
+    pub fn of(points: &[(f64, f64)], x_min: f64, x_max: f64, bins: usize) -> SurfaceTops {
+        let range = x_max - x_min;
+        if bins == 0 || !x_min.is_finite() || !x_max.is_finite() || !finite_positive(range) {
+            return SurfaceTops::default();
+        }
+        let nb = bins as f64;
+        // Collected as (bin, z) and sorted rather than held in a Vec of `bins` slots, so
+        // memory follows the number of grains, not a possibly huge bin count.
+        let hits: Vec<(usize, f64)> = points
+            .iter()
+            .filter(|(x, z)| x.is_finite() && z.is_finite() && *x >= x_min && *x <= x_max)
+            .map(|&(x, z)| {
+                // `as` saturates; the clamp puts x == x_max into the last bin.
+                let bin = (((x - x_min) / range) * nb).floor() as usize;
+                (bin.min(bins - 1), z)
+            })
+            .collect();
+        SurfaceTops {
+            tops: highest_per_bin(hits),
         }
     }
-    profile
+
+    /// Takes in the tops of other points (over the same bins).
+    pub fn merge(&mut self, other: &SurfaceTops) {
+        let all = self.tops.iter().chain(&other.tops).copied().collect();
+        self.tops = highest_per_bin(all);
+    }
+
+    /// The profile: (bin centre, highest z_top) per bin holding a point, in increasing x.
+    #[must_use]
+    pub fn profile(&self, x_min: f64, x_max: f64, bins: usize) -> Vec<(f64, f64)> {
+        let width = (x_max - x_min) / bins as f64;
+        self.tops
+            .iter()
+            .map(|&(bin, z)| (x_min + (bin as f64 + 0.5) * width, z))
+            .collect()
+    }
+}
+
+/// The highest height of each bin among `hits` (bin, height), by bin.
+fn highest_per_bin(mut hits: Vec<(usize, f64)>) -> Vec<(usize, f64)> {
+    hits.sort_unstable_by_key(|hit| hit.0);
+    let mut tops: Vec<(usize, f64)> = Vec::with_capacity(hits.len());
+    for (bin, z) in hits {
+        match tops.last_mut() {
+            Some(top) if top.0 == bin => top.1 = higher(top.1, z),
+            _ => tops.push((bin, z)),
+        }
+    }
+    tops
+}
+
+/// The higher of two heights, a NaN below any number, `+0` above `-0`: the result does not
+/// depend on which came first.
+#[must_use]
+pub fn higher(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b > a || (b == a && b.is_sign_positive()) {
+        b
+    } else {
+        a
+    }
 }
 
 /// The result of [`angle_of_repose`].

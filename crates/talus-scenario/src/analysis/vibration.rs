@@ -6,6 +6,9 @@
 //! a large grain rises. The strength of the shaking is the dimensionless
 //! acceleration Γ.
 
+use serde::{Deserialize, Serialize};
+use talus_sim::exact_sum::ExactSum;
+
 use crate::analysis::finite_positive;
 
 /// Dimensionless peak acceleration of the floor, Γ = A (2πf)² / g.
@@ -43,36 +46,84 @@ pub fn layer_packing(
     layers: usize,
     cross_section_area: f64,
 ) -> Vec<f64> {
-    let height = z_max - z_min;
-    if layers == 0
-        || !z_min.is_finite()
-        || !z_max.is_finite()
-        || !finite_positive(height)
-        || !finite_positive(cross_section_area)
-    {
-        return Vec::new();
-    }
-    let mut filled: Vec<f64> = Vec::new();
-    // A fallible reservation so an absurd layer count yields an empty result, not an
-    // allocation failure.
-    if filled.try_reserve_exact(layers).is_err() {
-        return Vec::new();
-    }
-    filled.resize(layers, 0.0);
-    let nl = layers as f64;
+    let mut volumes = LayerVolumes::new(z_min, z_max, layers);
     for &(z, volume) in z_and_volume {
-        if !z.is_finite() || !volume.is_finite() || z < z_min || z > z_max {
-            continue;
+        volumes.add(z, volume);
+    }
+    volumes.packing(cross_section_area)
+}
+
+/// The grains' volume per layer of [`layer_packing`], summed exactly: the volumes of two
+/// sets of grains merged are those of their union, to the bit, whatever the split (a
+/// decomposed run's processes each sum their own grains).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LayerVolumes {
+    z_min: f64,
+    z_max: f64,
+    /// Σ volume per layer, bottom first; empty when the layers are not usable (see
+    /// [`layer_packing`]).
+    volume: Vec<ExactSum>,
+}
+
+impl LayerVolumes {
+    /// No grains yet, in `layers` layers over `[z_min, z_max]`.
+    #[must_use]
+    pub fn new(z_min: f64, z_max: f64, layers: usize) -> LayerVolumes {
+        let height = z_max - z_min;
+        let mut volume = Vec::new();
+        // A fallible reservation so an absurd layer count yields an empty result, not an
+        // allocation failure.
+        if layers > 0
+            && z_min.is_finite()
+            && z_max.is_finite()
+            && finite_positive(height)
+            && volume.try_reserve_exact(layers).is_ok()
+        {
+            volume.resize(layers, ExactSum::new());
+        }
+        LayerVolumes {
+            z_min,
+            z_max,
+            volume,
+        }
+    }
+
+    /// Adds a grain of `volume` centred at height `z` (ignored outside the layers or with a
+    /// value that is not finite).
+    pub fn add(&mut self, z: f64, volume: f64) {
+        let layers = self.volume.len();
+        if layers == 0 || !z.is_finite() || !volume.is_finite() || z < self.z_min || z > self.z_max
+        {
+            return;
         }
         // `as` saturates; the clamp puts z == z_max into the top layer.
-        let layer = ((((z - z_min) / height) * nl).floor() as usize).min(layers - 1);
-        filled[layer] += volume;
+        let height = self.z_max - self.z_min;
+        let layer =
+            ((((z - self.z_min) / height) * layers as f64).floor() as usize).min(layers - 1);
+        self.volume[layer].add(volume);
     }
-    let layer_volume = cross_section_area * height / nl;
-    for v in &mut filled {
-        *v /= layer_volume;
+
+    /// Takes in the grains of `other` (over the same layers).
+    pub fn merge(&mut self, other: &LayerVolumes) {
+        for (mine, theirs) in self.volume.iter_mut().zip(&other.volume) {
+            mine.merge(theirs);
+        }
     }
-    filled
+
+    /// The solid fraction per layer in a container of `cross_section_area` (empty as
+    /// [`layer_packing`] says).
+    #[must_use]
+    pub fn packing(&self, cross_section_area: f64) -> Vec<f64> {
+        if !finite_positive(cross_section_area) {
+            return Vec::new();
+        }
+        let layer_volume =
+            cross_section_area * (self.z_max - self.z_min) / self.volume.len() as f64;
+        self.volume
+            .iter()
+            .map(|v| v.value() / layer_volume)
+            .collect()
+    }
 }
 
 /// Granular temperature: fluctuation kinetic energy per unit mass and per degree of
@@ -86,36 +137,98 @@ pub fn layer_packing(
 /// remains.
 #[must_use]
 pub fn granular_temperature(velocities: &[[f64; 3]], masses: &[f64]) -> f64 {
-    let grains = || {
-        velocities
-            .iter()
-            .zip(masses)
-            .filter(|(v, m)| v.iter().all(|c| c.is_finite()) && m.is_finite() && **m > 0.0)
-    };
-    let mut total_mass = 0.0;
-    let mut momentum = [0.0; 3];
+    let grains = || velocities.iter().zip(masses);
+    let mut sums = TemperatureSums::default();
     for (v, &m) in grains() {
-        total_mass += m;
-        for (p, c) in momentum.iter_mut().zip(v) {
-            *p += m * c;
+        sums.add_motion(m, *v);
+    }
+    let Some(mean) = sums.mean() else {
+        return 0.0;
+    };
+    let mut fluctuation = ExactSum::new();
+    for (v, &m) in grains() {
+        fluctuation.add(TemperatureSums::fluctuation(m, *v, mean));
+    }
+    sums.fluctuation = Some(fluctuation);
+    sums.temperature()
+}
+
+/// The sums [`granular_temperature`] is made of, in two passes over the grains: their mass
+/// and momentum, which give the mean velocity V, then Σ m |v − V|² about it (a second pass:
+/// the difference of two large sums, Σ m v² − M V², would lose a small fluctuation under a
+/// fast common motion of the bed). Each sum is exact, so that the sums of two sets of
+/// grains merged are those of their union, to the bit, whatever the split (a decomposed
+/// run's processes each sum their own grains, and all take V from the merged first pass).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TemperatureSums {
+    /// Σ m of the grains counted.
+    pub mass: ExactSum,
+    /// Σ m v, per component.
+    pub momentum: [ExactSum; 3],
+    /// Σ m |v − V|² about the mean of the merged first pass, once the second pass is done.
+    pub fluctuation: Option<ExactSum>,
+}
+
+impl TemperatureSums {
+    /// Whether a grain counts: a finite velocity and a finite positive mass.
+    fn counts(m: f64, v: [f64; 3]) -> bool {
+        v.iter().all(|c| c.is_finite()) && m.is_finite() && m > 0.0
+    }
+
+    /// First pass: adds a grain's mass and momentum (a grain that does not count is
+    /// skipped).
+    pub fn add_motion(&mut self, m: f64, v: [f64; 3]) {
+        if !Self::counts(m, v) {
+            return;
+        }
+        self.mass.add(m);
+        for (p, c) in self.momentum.iter_mut().zip(v) {
+            p.add(m * c);
         }
     }
-    if !finite_positive(total_mass) {
-        return 0.0;
+
+    /// The mass-weighted mean velocity of the first pass; `None` without mass.
+    #[must_use]
+    pub fn mean(&self) -> Option<[f64; 3]> {
+        let mass = self.mass.value();
+        finite_positive(mass).then(|| self.momentum.clone().map(|p| p.value() / mass))
     }
-    let mean = momentum.map(|p| p / total_mass);
-    // Second pass about the mean: the difference of two large sums (Σ m v² − M V²)
-    // would lose a small fluctuation under a fast common motion of the bed.
-    let fluctuation: f64 = grains()
-        .map(|(v, &m)| {
-            m * v
-                .iter()
-                .zip(&mean)
-                .map(|(c, c0)| (c - c0) * (c - c0))
-                .sum::<f64>()
-        })
-        .sum();
-    fluctuation / (3.0 * total_mass)
+
+    /// Second pass: a grain's term m |v − V|² (0 for a grain that does not count).
+    #[must_use]
+    pub fn fluctuation(m: f64, v: [f64; 3], mean: [f64; 3]) -> f64 {
+        if !Self::counts(m, v) {
+            return 0.0;
+        }
+        m * v
+            .iter()
+            .zip(&mean)
+            .map(|(c, c0)| (c - c0) * (c - c0))
+            .sum::<f64>()
+    }
+
+    /// Takes in the first pass of other grains (the second pass is taken in as it is).
+    pub fn merge(&mut self, other: &TemperatureSums) {
+        self.mass.merge(&other.mass);
+        for (mine, theirs) in self.momentum.iter_mut().zip(&other.momentum) {
+            mine.merge(theirs);
+        }
+        match (&mut self.fluctuation, &other.fluctuation) {
+            (Some(mine), Some(theirs)) => mine.merge(theirs),
+            (None, Some(theirs)) => self.fluctuation = Some(theirs.clone()),
+            _ => {}
+        }
+    }
+
+    /// T = (1/3) Σ m |v − V|² / Σ m; 0 without mass or before the second pass.
+    #[must_use]
+    pub fn temperature(&self) -> f64 {
+        let mass = self.mass.value();
+        match &self.fluctuation {
+            Some(f) if finite_positive(mass) => f.value() / (3.0 * mass),
+            _ => 0.0,
+        }
+    }
 }
 
 /// How far a grain has risen, in grain diameters: (`height` − `start_height`) /

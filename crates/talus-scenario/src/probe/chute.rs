@@ -6,12 +6,14 @@
 
 use serde::{Deserialize, Serialize};
 use talus_geom::glam::DVec3;
+use talus_sim::exact_sum::ExactSum;
 
 use super::{Sample, SummaryItems, repose::json_number};
 use crate::analysis::chute::{
     BagnoldFit, FlowState, Layer, MAX_LAYERS, ProfileSums, bagnold_fit, bagnold_inertial_number,
     flow_depth, flow_state,
 };
+use crate::analysis::repose::higher;
 use crate::build::Experiment;
 use crate::journal::{AppendLog, Journaled};
 use crate::output::csv::{Column, TimeSeries};
@@ -21,6 +23,42 @@ use crate::schema::{InclineRamp, MeasurementSpec, WallShape};
 /// Mean speed, in units of √(g d), above which a bed on a steepening incline counts as
 /// flowing.
 pub const START_SPEED: f64 = 0.1;
+
+/// What some of the grains give the measurement (one process's, or all), summed exactly so
+/// that the sums merged over the processes are those of all grains, whatever the split.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChuteSums {
+    grains: u64,
+    /// Σ velocity down the incline, and the highest centre above the base.
+    velocity: ExactSum,
+    top: Option<f64>,
+    /// Σ equal-volume diameters.
+    diameters: ExactSum,
+    /// In the window: the profile's sums of this sample, and Σ 2r of the equal-volume
+    /// spheres the profile counts.
+    window: Option<(ProfileSums, ExactSum)>,
+}
+
+impl ChuteSums {
+    /// Takes in the sums of other grains.
+    pub fn merge(&mut self, other: &ChuteSums) {
+        self.grains += other.grains;
+        self.velocity.merge(&other.velocity);
+        self.top = match (self.top, other.top) {
+            (Some(a), Some(b)) => Some(higher(a, b)),
+            (a, b) => a.or(b),
+        };
+        self.diameters.merge(&other.diameters);
+        match (&mut self.window, &other.window) {
+            (Some((profile, d)), Some((their_profile, their_d))) => {
+                profile.merge(their_profile);
+                d.merge(their_d);
+            }
+            (None, Some(theirs)) => self.window = Some(theirs.clone()),
+            _ => {}
+        }
+    }
+}
 
 /// The probe's set-up and what it has seen.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -96,42 +134,58 @@ impl Chute {
         ]
     }
 
-    /// Values now; in the window, the profiles take the sample too.
-    pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
+    /// What the grains of `sample` (one process's, or all) give the measurement; in the
+    /// window, their profile too.
+    #[must_use]
+    pub fn partial(&self, sample: &Sample) -> ChuteSums {
         let in_window = sample.time >= self.window.0 && sample.time <= self.window.1;
-        let (mut v, mut top, mut diameters) = (0.0, f64::NAN, 0.0);
+        let mut sums = ChuteSums {
+            window: in_window.then(|| (ProfileSums::new(self.sums.bin), ExactSum::new())),
+            ..ChuteSums::default()
+        };
         for g in &sample.grains {
             let z = g.state.pose.position.z - self.base;
             let vx = g.state.velocity.dot(DVec3::X);
-            v += vx;
-            top = top.max(z);
-            diameters += super::equivalent_diameter(g.volume);
-            if in_window {
+            sums.grains += 1;
+            sums.velocity.add(vx);
+            sums.top = Some(sums.top.map_or(z, |top| higher(top, z)));
+            sums.diameters.add(super::equivalent_diameter(g.volume));
+            if let Some((profile, diameters)) = &mut sums.window {
                 let r = (0.75 * g.volume / std::f64::consts::PI).cbrt();
-                self.sums.add_grain(z, r, vx);
-                self.diameter_sum += 2.0 * r;
-                self.grain_samples += 1;
+                profile.add_grain(z, r, vx);
+                diameters.add(2.0 * r);
             }
         }
-        if in_window {
+        sums
+    }
+
+    /// Values at time `time` from the sums over all grains; in the window, the profiles
+    /// take the sample too.
+    pub fn take(&mut self, time: f64, total: &ChuteSums) -> Vec<f64> {
+        if let Some((profile, diameters)) = &total.window {
+            self.sums.merge(profile);
             self.sums.samples += 1;
+            self.diameter_sum += diameters.value();
+            self.grain_samples += total.grains;
         }
-        let v = if sample.grains.is_empty() {
+        let n = total.grains as f64;
+        let v = if total.grains == 0 {
             f64::NAN
         } else {
-            v / sample.grains.len() as f64
+            total.velocity.value() / n
         };
-        self.samples.push((sample.time, v, top));
+        let top = total.top.unwrap_or(f64::NAN);
+        self.samples.push((time, v, top));
         // Under a ramp, the bed starts to flow when its mean velocity first exceeds a tenth
         // of √(g d) after the ramp began.
         if let Some(ramp) = self.ramp
             && self.started.is_none()
-            && sample.time > ramp.from
-            && !sample.grains.is_empty()
+            && time > ramp.from
+            && total.grains > 0
         {
-            let d = diameters / sample.grains.len() as f64;
+            let d = total.diameters.value() / n;
             if v > START_SPEED * (self.g * d).sqrt() {
-                self.started = Some((sample.time, ramp.angle(self.start_deg, sample.time)));
+                self.started = Some((time, ramp.angle(self.start_deg, time)));
             }
         }
         vec![v, top]

@@ -16,7 +16,6 @@ use crate::build::Experiment;
 use crate::journal::{AppendLog, Journaled};
 use crate::output::csv::Column;
 use crate::output::plot::{Plot, Series, SeriesStyle};
-use crate::probe::Sample;
 use crate::schema::{HopperKind, MeasurementSpec, WallShape};
 use crate::walls::v3;
 
@@ -127,9 +126,9 @@ impl Discharge {
         ]
     }
 
-    /// Values now.
-    pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
-        self.remaining_grains = sample.grains.len();
+    /// Values now, with `grains` grains left in the run.
+    pub fn take(&mut self, grains: u64) -> Vec<f64> {
+        self.remaining_grains = grains as usize;
         vec![
             self.discharged_mass,
             self.discharged_grains as f64,

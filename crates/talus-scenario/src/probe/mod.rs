@@ -10,6 +10,7 @@
 //! * [`transport`]: transport on a vibrating conveyor (§1.2.2, fig. 1.4);
 //! * [`chute`]: steady flow down a rough incline, periodic along and across it.
 
+pub mod census;
 pub mod chute;
 pub mod discharge;
 pub mod repose;
@@ -20,6 +21,8 @@ pub mod vibration;
 use serde::{Deserialize, Serialize};
 use talus_geom::glam::DVec3;
 use talus_sim::{GrainId, GrainState};
+
+pub use census::{Census, Partial};
 
 use crate::build::Experiment;
 use crate::journal::Journaled;
@@ -49,6 +52,17 @@ pub struct Sample {
     pub up: DVec3,
     /// Every grain, in id order.
     pub grains: Vec<GrainRecord>,
+}
+
+impl Sample {
+    /// Each grain's highest point: (distance along `direction`, height).
+    #[must_use]
+    pub fn tops_along(&self, direction: DVec3) -> Vec<(f64, f64)> {
+        self.grains
+            .iter()
+            .map(|g| (direction.dot(g.state.pose.position), g.top))
+            .collect()
+    }
 }
 
 /// A measurement's state.
@@ -133,23 +147,52 @@ impl Probe {
         }
     }
 
-    /// Its values at an output time, one per column.
-    pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
+    /// What the grains of `sample` (one process's, or all) give it at an output time; the
+    /// processes' parts merged ([`Partial::merge`]) give what all grains give.
+    #[must_use]
+    pub fn partial(&self, sample: &Sample) -> Partial {
         match self {
-            Probe::Repose(p) => p.sample(sample),
-            Probe::Vibration(p) => p.sample(sample),
-            Probe::Discharge(p) => p.sample(sample),
-            Probe::Stability(p) => p.sample(sample),
-            Probe::Transport(p) => p.sample(sample),
-            Probe::Chute(p) => p.sample(sample),
+            Probe::Repose(p) => Partial::Repose(p.partial(sample)),
+            Probe::Vibration(p) => Partial::Vibration(p.partial(sample, None)),
+            Probe::Discharge(_) => Partial::Discharge(sample.grains.len() as u64),
+            Probe::Stability(p) => Partial::Stability(p.partial(sample)),
+            Probe::Transport(p) => Partial::Transport(p.partial(sample)),
+            Probe::Chute(p) => Partial::Chute(p.partial(sample)),
         }
     }
 
-    /// The scene is quiet and a dripped grain is about to be released (see
-    /// [`crate::schema::Placement::Drip`]).
-    pub fn before_release(&mut self, sample: &Sample) {
-        if let Probe::Stability(p) = self {
-            p.before_release(sample);
+    /// What the grains of `sample` give a second pass that needs the first's totals over
+    /// all grains, `first` (the vibrated bed's granular temperature about the bed's mean
+    /// velocity); `None` when the probe needs none.
+    #[must_use]
+    pub fn second_partial(&self, sample: &Sample, first: &Partial) -> Option<Partial> {
+        match (self, first) {
+            (Probe::Vibration(p), Partial::Vibration(bed)) if bed.needs_second_pass() => {
+                Some(Partial::Vibration(p.partial(sample, Some(bed))))
+            }
+            _ => None,
+        }
+    }
+
+    /// Its values at output time `time`, one per column, from what all grains give
+    /// (`total`, the processes' partials merged).
+    pub fn take(&mut self, time: f64, total: &Partial) -> Vec<f64> {
+        match (self, total) {
+            (Probe::Repose(p), Partial::Repose(t)) => p.take(time, t),
+            (Probe::Vibration(p), Partial::Vibration(t)) => p.take(time, t),
+            (Probe::Discharge(p), Partial::Discharge(grains)) => p.take(*grains),
+            (Probe::Stability(p), Partial::Stability(t)) => p.take(t),
+            (Probe::Transport(p), Partial::Transport(t)) => p.take(time, t),
+            (Probe::Chute(p), Partial::Chute(t)) => p.take(time, t),
+            (p, _) => vec![f64::NAN; p.columns().len()],
+        }
+    }
+
+    /// The scene is quiet at time `time` and a dripped grain is about to be released (see
+    /// [`crate::schema::Placement::Drip`]); `total` is what all grains give.
+    pub fn before_release(&mut self, time: f64, total: &Partial) {
+        if let (Probe::Stability(p), Partial::Stability(heap)) = (self, total) {
+            p.before_release(time, heap);
         }
     }
 
@@ -163,10 +206,11 @@ impl Probe {
         }
     }
 
-    /// Takes the stroboscopic sample [`Probe::strobe_due`] asked for.
-    pub fn strobe(&mut self, sample: &Sample) {
-        if let Probe::Vibration(p) = self {
-            p.strobe(sample);
+    /// Takes the stroboscopic sample [`Probe::strobe_due`] asked for at time `time`, from
+    /// what all grains give (`total`).
+    pub fn strobe(&mut self, time: f64, total: &Partial) {
+        if let (Probe::Vibration(p), Partial::Vibration(bed)) = (self, total) {
+            p.strobe(time, bed);
         }
     }
 

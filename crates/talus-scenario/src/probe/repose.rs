@@ -6,7 +6,7 @@ use talus_geom::glam::DVec3;
 
 use super::{Sample, SummaryItems};
 use crate::analysis::repose::{
-    WINDOW_BLOCKS, WindowAngle, angle_of_repose, surface_profile, window_angle,
+    SurfaceTops, WINDOW_BLOCKS, WindowAngle, angle_of_repose, window_angle,
 };
 use crate::build::Experiment;
 use crate::journal::{AppendLog, Journaled};
@@ -180,24 +180,30 @@ impl Repose {
         vec![Column::new("angle_of_repose", "deg")]
     }
 
-    /// The angle of the surface now: of its face, or the mean of a heap's two faces (NaN
-    /// while a face cannot be fitted).
-    pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
-        let points: Vec<(f64, f64)> = sample
-            .grains
-            .iter()
-            .map(|g| (self.direction.dot(g.state.pose.position), g.top))
-            .collect();
-        self.profile = surface_profile(&points, self.range.0, self.range.1, self.bins);
+    /// The angle of the surface at time `time` from the tops of all grains: of its face, or
+    /// the mean of a heap's two faces (NaN while a face cannot be fitted).
+    pub fn take(&mut self, time: f64, tops: &SurfaceTops) -> Vec<f64> {
+        self.profile = tops.profile(self.range.0, self.range.1, self.bins);
         self.faces = fit_faces(&self.profile, self.floor, self.fit, self.flanks);
         let angle = self.angle_deg().unwrap_or(f64::NAN);
         if let Some((from, to)) = self.window
-            && sample.time >= from
-            && sample.time <= to
+            && time >= from
+            && time <= to
         {
-            self.window_angles.push((sample.time, angle));
+            self.window_angles.push((time, angle));
         }
         vec![angle]
+    }
+
+    /// The tops of the surface the grains of `sample` (one process's, or all) make.
+    #[must_use]
+    pub fn partial(&self, sample: &Sample) -> SurfaceTops {
+        SurfaceTops::of(
+            &sample.tops_along(self.direction),
+            self.range.0,
+            self.range.1,
+            self.bins,
+        )
     }
 
     /// The angle: of the one face, or the mean of both.

@@ -7,7 +7,7 @@ use talus_geom::glam::DVec3;
 
 use super::repose::{fit_each_face, json_number};
 use super::{Sample, SummaryItems};
-use crate::analysis::repose::surface_profile;
+use crate::analysis::repose::SurfaceTops;
 use crate::analysis::stability::{StabilityAngles, mean_of_flanks, stability_angles};
 use crate::build::Experiment;
 use crate::journal::{AppendLog, Journaled};
@@ -60,6 +60,22 @@ impl Flank {
             Flank::Near => "near",
             Flank::Far => "far",
         }
+    }
+}
+
+/// What some of the grains give the measurement (one process's, or all): merged over the
+/// processes, what all grains give, whatever the split.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HeapTops {
+    grains: u64,
+    tops: SurfaceTops,
+}
+
+impl HeapTops {
+    /// Takes in what other grains give.
+    pub fn merge(&mut self, other: &HeapTops) {
+        self.grains += other.grains;
+        self.tops.merge(&other.tops);
     }
 }
 
@@ -138,21 +154,27 @@ impl Stability {
         columns
     }
 
-    /// The slope of each flank of the heap whose grains' highest points are `points`
-    /// (distance along the direction, height), in degrees, NaN where it cannot be fitted.
-    fn slopes(&self, points: &[(f64, f64)]) -> [f64; 2] {
-        let profile = surface_profile(points, self.range.0, self.range.1, self.bins);
+    /// The slope of each flank of the heap whose grains' tops are `tops`, in degrees, NaN
+    /// where it cannot be fitted.
+    fn slopes(&self, tops: &SurfaceTops) -> [f64; 2] {
+        let profile = tops.profile(self.range.0, self.range.1, self.bins);
         fit_each_face(&profile, self.floor, self.fit, self.flanks)
             .map(|face| face.map_or(f64::NAN, |f| f.angle_deg))
     }
 
-    /// The highest point of every grain in `sample`: (distance along the direction, height).
-    fn points(&self, sample: &Sample) -> Vec<(f64, f64)> {
-        sample
-            .grains
-            .iter()
-            .map(|g| (self.direction.dot(g.state.pose.position), g.top))
-            .collect()
+    /// What the grains of `sample` (one process's, or all) give: their count and the tops
+    /// of the surface they make.
+    #[must_use]
+    pub fn partial(&self, sample: &Sample) -> HeapTops {
+        HeapTops {
+            grains: sample.grains.len() as u64,
+            tops: SurfaceTops::of(
+                &sample.tops_along(self.direction),
+                self.range.0,
+                self.range.1,
+                self.bins,
+            ),
+        }
     }
 
     /// The heap's slope from each flank's: the one flank's, or the mean of both (NaN unless
@@ -162,9 +184,10 @@ impl Stability {
         flanks.iter().map(|f| slopes[*f as usize]).sum::<f64>() / flanks.len() as f64
     }
 
-    /// The slope now (NaN while it cannot be fitted), then each flank's with both.
-    pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
-        self.latest = self.slopes(&self.points(sample));
+    /// The slope now from the heap of all grains (NaN while it cannot be fitted), then each
+    /// flank's with both.
+    pub fn take(&mut self, heap: &HeapTops) -> Vec<f64> {
+        self.latest = self.slopes(&heap.tops);
         let mut values = vec![self.heap_slope(self.latest)];
         if self.flanks == Flanks::Both {
             values.extend(
@@ -176,18 +199,12 @@ impl Stability {
         values
     }
 
-    /// The heap is quiet and a grain is about to be released: its slopes are recorded.
-    pub fn before_release(&mut self, sample: &Sample) {
-        let points = self.points(sample);
-        self.record_quiet(sample.grains.len(), sample.time, &points);
-    }
-
-    /// Records the quiet heap of `grains` grains at `time` whose grains' highest points are
-    /// `points` (distance along the direction, height).
-    fn record_quiet(&mut self, grains: usize, time: f64, points: &[(f64, f64)]) {
-        let slopes = self.slopes(points);
+    /// The heap of all grains is quiet at time `time` and a grain is about to be released:
+    /// its slopes are recorded.
+    pub fn before_release(&mut self, time: f64, heap: &HeapTops) {
+        let slopes = self.slopes(&heap.tops);
         self.quiet.push(QuietState {
-            grains,
+            grains: heap.grains as usize,
             time,
             slopes,
         });
@@ -429,6 +446,16 @@ mod tests {
             .collect()
     }
 
+    /// The quiet heap of `grains` grains at `time` whose grains' highest points are
+    /// `points`, recorded by `p`.
+    fn record_quiet(p: &mut Stability, grains: usize, time: f64, points: &[(f64, f64)]) {
+        let heap = HeapTops {
+            grains: grains as u64,
+            tops: SurfaceTops::of(points, p.range.0, p.range.1, p.bins),
+        };
+        p.before_release(time, &heap);
+    }
+
     fn number(items: &SummaryItems, key: &str) -> f64 {
         items
             .iter()
@@ -445,8 +472,8 @@ mod tests {
         let mut both = probe(Flanks::Both);
         let mut one = probe(Flanks::One);
         for (k, a) in angles.iter().enumerate() {
-            both.record_quiet(20 + k, k as f64, &heap(*a, *a));
-            one.record_quiet(20 + k, k as f64, &heap(*a, *a));
+            record_quiet(&mut both, 20 + k, k as f64, &heap(*a, *a));
+            record_quiet(&mut one, 20 + k, k as f64, &heap(*a, *a));
         }
         let items = both.summary();
         for key in [
@@ -494,7 +521,7 @@ mod tests {
         ];
         let mut both = probe(Flanks::Both);
         for (k, (near, far)) in states.iter().enumerate() {
-            both.record_quiet(30 + k, k as f64, &heap(*near, *far));
+            record_quiet(&mut both, 30 + k, k as f64, &heap(*near, *far));
         }
         let items = both.summary();
         let near_m = number(&items, "max_stability_angle_near_face_deg");
@@ -515,7 +542,7 @@ mod tests {
         // A heap whose near face never avalanches has no mean, and says why.
         let mut lopsided = probe(Flanks::Both);
         for (k, (_, far)) in states.iter().enumerate() {
-            lopsided.record_quiet(30 + k, k as f64, &heap(33.0, *far));
+            record_quiet(&mut lopsided, 30 + k, k as f64, &heap(33.0, *far));
         }
         let items = lopsided.summary();
         assert!(

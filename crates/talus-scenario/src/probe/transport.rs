@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use talus_geom::glam::DVec3;
+use talus_sim::exact_sum::ExactSum;
 use talus_sim::wall::WallGeometry;
 
 use super::{Sample, SummaryItems, repose::json_number};
@@ -51,6 +52,28 @@ pub fn default_direction(motion: &MotionSpec, up: DVec3) -> Option<DVec3> {
     horizontal(a)
         .filter(|h| h.dot(a).abs() > 1e-9 * a.length())
         .or_else(|| horizontal(b))
+}
+
+/// What some of the grains give the measurement (one process's, or all), summed exactly so
+/// that the sums merged over the processes are those of all grains, whatever the split.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TransportSums {
+    grains: u64,
+    /// Σ position and Σ velocity along the direction.
+    position: ExactSum,
+    velocity: ExactSum,
+    /// Grains fallen off the driver.
+    fallen: u64,
+}
+
+impl TransportSums {
+    /// Takes in the sums of other grains.
+    pub fn merge(&mut self, other: &TransportSums) {
+        self.grains += other.grains;
+        self.position.merge(&other.position);
+        self.velocity.merge(&other.velocity);
+        self.fallen += other.fallen;
+    }
 }
 
 /// The probe's set-up and what it has seen.
@@ -154,28 +177,38 @@ impl Transport {
         ]
     }
 
-    /// Values now.
-    pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
-        let n = sample.grains.len();
-        let (mut x, mut v) = (0.0, 0.0);
-        let mut fallen = 0u32;
+    /// What the grains of `sample` (one process's, or all) give the measurement.
+    #[must_use]
+    pub fn partial(&self, sample: &Sample) -> TransportSums {
+        let mut sums = TransportSums::default();
         for g in &sample.grains {
+            sums.grains += 1;
             // Unwrapped: with a periodic trough the grains' travel, not where they are in the box.
-            x += self.direction.dot(g.state.unwrapped_position);
-            v += self.direction.dot(g.state.velocity);
+            sums.position
+                .add(self.direction.dot(g.state.unwrapped_position));
+            sums.velocity.add(self.direction.dot(g.state.velocity));
             if self
                 .below
                 .is_some_and(|z| sample.up.dot(g.state.pose.position) < z)
             {
-                fallen += 1;
+                sums.fallen += 1;
             }
         }
+        sums
+    }
+
+    /// Values at time `time` from the sums over all grains.
+    pub fn take(&mut self, time: f64, total: &TransportSums) -> Vec<f64> {
+        let n = total.grains;
         let (x, v) = if n == 0 {
             (f64::NAN, f64::NAN)
         } else {
-            (x / n as f64, v / n as f64)
+            (
+                total.position.value() / n as f64,
+                total.velocity.value() / n as f64,
+            )
         };
-        self.samples.push((sample.time, x, n as u32, fallen));
+        self.samples.push((time, x, n as u32, total.fallen as u32));
         vec![x, v]
     }
 

@@ -5,8 +5,11 @@
 use serde::{Deserialize, Serialize};
 use talus_geom::glam::DVec3;
 
-use super::{Sample, SummaryItems, equivalent_diameter, repose::json_number};
-use crate::analysis::vibration::{gamma, granular_temperature, layer_packing, rise_in_diameters};
+use talus_sim::GrainId;
+use talus_sim::exact_sum::ExactSum;
+
+use super::{GrainRecord, Sample, SummaryItems, equivalent_diameter, repose::json_number};
+use crate::analysis::vibration::{LayerVolumes, TemperatureSums, gamma, rise_in_diameters};
 use crate::build::Experiment;
 use crate::journal::{AppendLog, Journaled};
 use crate::output::csv::Column;
@@ -57,6 +60,44 @@ pub struct Measured {
     pub centre_of_mass: f64,
     /// Solid fraction per layer, bottom first.
     pub packing: Vec<f64>,
+}
+
+/// What some of the grains give the measurement (one process's, or all), summed exactly
+/// so that the sums merged over the processes are those of all grains, whatever the split.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BedSums {
+    /// The intruder among them (the first grain of its population): its id, its centre
+    /// above the moving container and its diameter.
+    intruder: Option<(GrainId, f64, f64)>,
+    /// The bed's mass, and Σ m h of its grains' heights above the moving container.
+    mass: ExactSum,
+    moment: ExactSum,
+    /// The bed's volume per layer.
+    layers: LayerVolumes,
+    /// The bed's granular temperature (two passes).
+    temperature: TemperatureSums,
+}
+
+impl BedSums {
+    /// Takes in the sums of other grains, or the second pass over all.
+    pub fn merge(&mut self, other: &BedSums) {
+        // The intruder of the lowest id, as the first of its population in id order.
+        if let Some(theirs) = other.intruder
+            && self.intruder.is_none_or(|mine| theirs.0 < mine.0)
+        {
+            self.intruder = Some(theirs);
+        }
+        self.mass.merge(&other.mass);
+        self.moment.merge(&other.moment);
+        self.layers.merge(&other.layers);
+        self.temperature.merge(&other.temperature);
+    }
+
+    /// Whether the temperature's second pass is still to be taken.
+    #[must_use]
+    pub fn needs_second_pass(&self) -> bool {
+        self.temperature.fluctuation.is_none()
+    }
 }
 
 /// One stroboscopic sample: the drive's cycle and time, and what was measured.
@@ -170,67 +211,94 @@ impl Vibration {
             * (std::f64::consts::TAU * self.frequency * t + self.phase).sin()
     }
 
-    /// Everything the probe measures in `sample`, heights relative to the moving container
-    /// (which moves by A sin(2πft + φ) along the driver's direction: the intruder's rise is
-    /// its motion through the bed, not the shaking).
-    fn measure(&mut self, sample: &Sample) -> Measured {
+    /// Whether a grain belongs to the bed: not the intruder, inside the region (which moves
+    /// with the container, up by `shift`) across.
+    fn in_bed(&self, g: &GrainRecord, up: DVec3, shift: f64) -> bool {
+        let (lo, hi) = (self.min + up * shift, self.max + up * shift);
+        let p = g.state.pose.position;
+        Some(g.population) != self.intruder
+            && (lo.x..=hi.x).contains(&p.x)
+            && (lo.y..=hi.y).contains(&p.y)
+    }
+
+    /// What the grains of `sample` (one process's) give the measurement: the first pass
+    /// without `first`; with the first pass's totals over all grains, the second (the
+    /// granular temperature's fluctuation about the mean velocity, see
+    /// [`TemperatureSums`]).
+    #[must_use]
+    pub fn partial(&self, sample: &Sample, first: Option<&BedSums>) -> BedSums {
         let up = sample.up;
         let shift = self.shift(up, sample.time);
+        let bed = sample.grains.iter().filter(|g| self.in_bed(g, up, shift));
+        if let Some(first) = first {
+            let mut fluctuation = ExactSum::new();
+            if let Some(mean) = first.temperature.mean() {
+                fluctuation.extend(bed.map(|g| {
+                    TemperatureSums::fluctuation(
+                        g.state.inertia.mass,
+                        g.state.velocity.to_array(),
+                        mean,
+                    )
+                }));
+            }
+            return BedSums {
+                temperature: TemperatureSums {
+                    fluctuation: Some(fluctuation),
+                    ..TemperatureSums::default()
+                },
+                ..BedSums::default()
+            };
+        }
         // The intruder: the first grain of its population.
         let intruder = self.intruder.and_then(|p| {
             sample.grains.iter().find(|g| g.population == p).map(|g| {
                 (
+                    g.state.id,
                     up.dot(g.state.pose.position) - shift,
                     equivalent_diameter(g.volume),
                 )
             })
         });
+        // Layers are horizontal slices of the moving region.
+        let mut sums = BedSums {
+            intruder,
+            layers: LayerVolumes::new(self.min.z, self.max.z, self.layers),
+            ..BedSums::default()
+        };
+        for g in bed {
+            let (m, p) = (g.state.inertia.mass, g.state.pose.position);
+            sums.temperature.add_motion(m, g.state.velocity.to_array());
+            sums.mass.add(m);
+            sums.moment.add(m * (up.dot(p) - shift));
+            sums.layers.add(p.z - up.z * shift, g.volume);
+        }
+        sums
+    }
+
+    /// Everything the probe measures in the totals `total` of all grains at time `time`,
+    /// heights relative to the moving container (which moves by A sin(2πft + φ) along the
+    /// driver's direction: the intruder's rise is its motion through the bed, not the
+    /// shaking).
+    fn measure(&mut self, total: &BedSums) -> Measured {
+        let intruder = total.intruder.map(|(_, h, d)| (h, d));
         if self.start.is_none() {
             self.start = intruder;
         }
-        // The bed: every grain but the intruder inside the region, which moves with the
-        // container; layers are horizontal slices of it.
-        let lo = self.min + up * shift;
-        let hi = self.max + up * shift;
-        let bed: Vec<_> = sample
-            .grains
-            .iter()
-            .filter(|g| Some(g.population) != self.intruder)
-            .filter(|g| {
-                let p = g.state.pose.position;
-                (lo.x..=hi.x).contains(&p.x) && (lo.y..=hi.y).contains(&p.y)
-            })
-            .collect();
-        let velocities: Vec<[f64; 3]> = bed.iter().map(|g| g.state.velocity.to_array()).collect();
-        let masses: Vec<f64> = bed.iter().map(|g| g.state.inertia.mass).collect();
-        let temperature = granular_temperature(&velocities, &masses);
-        let mass: f64 = masses.iter().sum();
-        let centre_of_mass = bed
-            .iter()
-            .map(|g| g.state.inertia.mass * (up.dot(g.state.pose.position) - shift))
-            .sum::<f64>()
-            / mass;
         let extent = self.max - self.min;
-        let area = extent.x * extent.y;
-        let z_and_volume: Vec<(f64, f64)> = bed
-            .iter()
-            .map(|g| (g.state.pose.position.z - up.z * shift, g.volume))
-            .collect();
-        let packing = layer_packing(&z_and_volume, self.min.z, self.max.z, self.layers, area);
         Measured {
             intruder_height: intruder.map_or(f64::NAN, |(h, _)| h),
-            temperature,
-            centre_of_mass,
-            packing,
+            temperature: total.temperature.temperature(),
+            centre_of_mass: total.moment.value() / total.mass.value(),
+            packing: total.layers.packing(extent.x * extent.y),
         }
     }
 
-    /// Values now.
-    pub fn sample(&mut self, sample: &Sample) -> Vec<f64> {
-        let m = self.measure(sample);
+    /// Values at time `time` from the totals of all grains.
+    pub fn take(&mut self, time: f64, total: &BedSums) -> Vec<f64> {
+        let m = self.measure(total);
         let rise = match self.start {
             Some((h0, d)) if m.intruder_height.is_finite() => {
-                self.heights.push((sample.time, m.intruder_height));
+                self.heights.push((time, m.intruder_height));
                 rise_in_diameters(h0, m.intruder_height, d)
             }
             _ => f64::NAN,
@@ -238,7 +306,7 @@ impl Vibration {
         self.temperatures.push(m.temperature);
         let mut row = vec![m.intruder_height, rise, m.temperature, m.centre_of_mass];
         row.extend((0..self.layers).map(|k| m.packing.get(k).copied().unwrap_or(f64::NAN)));
-        self.profiles.push((sample.time, m.packing));
+        self.profiles.push((time, m.packing));
         row
     }
 
@@ -264,15 +332,16 @@ impl Vibration {
         matches!((self.cycle(before), self.cycle(after)), (Some(a), Some(b)) if b > a)
     }
 
-    /// Takes the stroboscopic sample of the cycle just completed.
-    pub fn strobe(&mut self, sample: &Sample) {
-        let Some(cycle) = self.cycle(sample.time).and_then(|c| u64::try_from(c).ok()) else {
+    /// Takes the stroboscopic sample of the cycle just completed at time `time`, from the
+    /// totals of all grains.
+    pub fn strobe(&mut self, time: f64, total: &BedSums) {
+        let Some(cycle) = self.cycle(time).and_then(|c| u64::try_from(c).ok()) else {
             return;
         };
-        let measured = self.measure(sample);
+        let measured = self.measure(total);
         self.strobes.push(Strobe {
             cycle,
-            time: sample.time,
+            time,
             measured,
         });
     }
