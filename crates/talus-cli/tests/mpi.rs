@@ -2,7 +2,9 @@
 //! MPI and runs these): a hopper that pours and discharges grains and a vibrating box, each
 //! process holding only its region's grains (the regions cut anew every 7 steps, in the
 //! middle of contacts), and a chute periodic along and across its flow (its grains split
-//! too, and wrapping through the periodic faces), run on 1, 2 and 3 processes, give the summary, time series,
+//! too, and wrapping through the periodic faces), and a slumping pile, a heap fed grain by
+//! grain and a vibrating conveyor (each probe measuring each process's own grains, the parts
+//! merged), run on 1, 2 and 3 processes, give the summary, time series,
 //! frames (written in one piece per process where the grains are split: the pieces
 //! together hold the single-process frame's cells to the bit) and final state of the
 //! single-process run to the bit; a 2-process run killed
@@ -373,10 +375,47 @@ fn one_two_and_three_processes_give_the_single_process_run() {
         "outputs.frame_interval=0.06",
         "outputs.plots=false",
     ];
+    // The probes' other measures, each process measuring its own grains: a slumping pile's
+    // surface, a heap's surface before each dripped grain's release, a conveyor's transport.
+    let config = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../configs/{name}.ron"))
+    };
+    let (pile, heap, conveyor) = (
+        config("angle_of_repose"),
+        config("max_stability_angle"),
+        config("vibrating_conveyor"),
+    );
+    let pile_sets = [
+        "seeds=1",
+        "grains[0].count=96",
+        "grains[0].placement.max=(0.05, 0.02, 0.3)",
+        "walls[3].shape.point=(0.0, 0.02, 0.0)",
+        "walls[4].shape.center=(0.055, 0.01, 0.15)",
+        "walls[4].removed_at=0.05",
+        "time.end=0.2",
+        "outputs.plots=false",
+    ];
+    let heap_sets = [
+        "seeds=1",
+        "grains[0].count=10",
+        "time.end=2.0",
+        "measurements[0].min_grains=0",
+        "outputs.plots=false",
+    ];
+    let conveyor_sets = [
+        "seeds=1",
+        "grains[0].count=16",
+        "time.end=0.3",
+        "measurements[0].window=(0.1, 0.3)",
+        "outputs.plots=false",
+    ];
     for (name, file, sets) in [
         ("hopper", hopper.as_path(), &[][..]),
         ("box", boxed.as_path(), &box_sets[..]),
         ("chute", chute.as_path(), &chute_sets[..]),
+        ("pile", pile.as_path(), &pile_sets[..]),
+        ("heap", heap.as_path(), &heap_sets[..]),
+        ("conveyor", conveyor.as_path(), &conveyor_sets[..]),
     ] {
         let single = dir.join(format!("{name}-single"));
         single_run(file, &single, sets);
