@@ -292,6 +292,8 @@ pub fn summary(runner: &Runner, status: &Status) -> Value {
                     t.processes.iter().map(|p| json_number(Some(p.narrow_seconds))).collect::<Vec<_>>(),
                 "exchange_seconds_per_process":
                     t.processes.iter().map(|p| json_number(Some(p.exchange_seconds))).collect::<Vec<_>>(),
+                "bytes_sent_per_step_per_process":
+                    t.processes.iter().map(|p| per_step(p.bytes_sent as f64)).collect::<Vec<_>>(),
                 "pairs_evaluated_per_process":
                     t.processes.iter().map(|p| p.pairs_evaluated).collect::<Vec<_>>(),
                 "modelled_work_per_process":

@@ -43,6 +43,12 @@ impl ExactSum {
         ExactSum::default()
     }
 
+    /// Empties the sum, keeping its memory.
+    pub fn clear(&mut self) {
+        self.partials.clear();
+        self.special = 0.0;
+    }
+
     /// Adds the term `x`.
     pub fn add(&mut self, x: f64) {
         if x.is_nan() {

@@ -31,6 +31,7 @@ pub mod shape;
 pub mod snapshot;
 mod step;
 pub mod wall;
+mod wall_sums;
 mod world;
 
 pub use error::SimError;

@@ -1,5 +1,6 @@
-//! Each body's contact loads summed in one canonical order: that of the bodies they come
-//! from (grains by id, then walls by index), not that of the pair list.
+//! Each grain's contact loads summed in one canonical order: that of the bodies they come
+//! from (grains by id, then walls by index), not that of the pair list. (A wall's many
+//! terms are summed exactly instead, [`crate::wall_sums`].)
 //!
 //! Floating-point sums depend on their order. The pair list is sorted by broad-phase proxy
 //! numbers, which the renumbering along the space-filling curve changes every so many
@@ -88,22 +89,11 @@ impl LoadSums {
         });
     }
 
-    /// Calls `add(body, sum)` for every body of `0..bodies` with terms, in body order, its
-    /// terms summed from zero in the order of their partners' keys.
-    pub fn sum(&mut self, bodies: usize, mut add: impl FnMut(usize, Load)) {
-        self.gather(bodies);
-        for b in 0..bodies {
-            if let Some(sum) = self.body_sum(b) {
-                add(b, sum);
-            }
-        }
-    }
-
-    /// Adds each body's sum (see [`LoadSums::sum`]) to its load: bodies `0..grains.len()`
-    /// in `grains`, the next ones in `walls`.
-    pub fn sum_into(&mut self, grains: &mut [Load], walls: &mut [Load]) {
-        self.gather(grains.len() + walls.len());
-        for (b, load) in grains.iter_mut().chain(walls.iter_mut()).enumerate() {
+    /// Adds each body's sum, its terms summed from zero in the order of their partners'
+    /// keys, to its load: body `b`'s to `loads[b]`.
+    pub fn sum_into(&mut self, loads: &mut [Load]) {
+        self.gather(loads.len());
+        for (b, load) in loads.iter_mut().enumerate() {
             if let Some(sum) = self.body_sum(b) {
                 *load += sum;
             }
@@ -246,33 +236,19 @@ mod tests {
             for &(body, partner, load) in &shuffled {
                 sums.push(body, partner, load);
             }
-            let mut got = vec![None; bodies as usize];
-            let mut last = None;
-            sums.sum(bodies as usize, |b, load| {
-                assert!(last < Some(b), "bodies in order");
-                last = Some(b);
-                got[b] = Some(load);
-            });
-            // The same sums added to loads, grains and walls apart.
-            sums.clear();
-            for &(body, partner, load) in &shuffled {
-                sums.push(body, partner, load);
-            }
-            let (mut grains, mut walls) = (vec![Load::default(); 20], vec![Load::default(); 10]);
-            sums.sum_into(&mut grains, &mut walls);
-            for (b, load) in grains.iter().chain(&walls).enumerate() {
-                assert_eq!(*load, got[b].unwrap_or_default(), "body {b}");
-            }
+            let mut got = vec![Load::default(); bodies as usize];
+            sums.sum_into(&mut got);
             for (g, e) in got.iter().zip(&expected) {
+                let e = e.unwrap_or_default();
                 assert_eq!(
-                    g.map(|l| (
-                        l.force.to_array().map(f64::to_bits),
-                        l.torque.to_array().map(f64::to_bits)
-                    )),
-                    e.map(|l| (
-                        l.force.to_array().map(f64::to_bits),
-                        l.torque.to_array().map(f64::to_bits)
-                    ))
+                    (
+                        g.force.to_array().map(f64::to_bits),
+                        g.torque.to_array().map(f64::to_bits)
+                    ),
+                    (
+                        e.force.to_array().map(f64::to_bits),
+                        e.torque.to_array().map(f64::to_bits)
+                    )
                 );
             }
         }

@@ -567,62 +567,53 @@ impl World {
         });
     }
 
-    /// The loads of contact force `f` on its pair's two bodies (see [`pair_loads`]).
-    pub(crate) fn pair_loads(&self, f: &ContactForce) -> [(usize, u64, Load); 2] {
-        pair_loads(&self.bodies, &self.proxies, &self.params.periodic, f)
-    }
-
-    /// Stage 5: the contact forces summed into `loads` (grains) and `wall_loads`, each
-    /// body's in the order of its partners' identities ([`crate::load_sums`]), then
-    /// gravity, the pending loads and the field. Returns the step's counts (in a
-    /// decomposed run, over all processes).
+    /// Stage 5: the contact forces summed into `loads` (grains), each grain's in the order
+    /// of its partners' identities ([`crate::load_sums`]), and into `wall_loads`, each
+    /// wall's exactly ([`crate::wall_sums`]); then gravity, the pending loads and the field.
+    /// Returns the step's counts (in a decomposed run, over all processes).
     fn accumulate(&mut self, field: &mut dyn FnMut(&FieldInput) -> Load, t_end: f64) -> StepCounts {
         self.loads.iter_mut().for_each(|l| *l = Load::default());
-        self.wall_loads
-            .iter_mut()
-            .for_each(|l| *l = Load::default());
         let mut count = 0;
         let mut max_ratio: f64 = 0.0;
         let mut grain_contacts = 0usize;
         let periodic = self.params.periodic;
-        // Bodies of the sums: grains by slot, then walls by index.
-        let grain_bodies = self.slots.len() as u32;
-        let body_of = |body: Body| match body {
-            Body::Grain(slot, _) => slot,
-            Body::Wall(w) => grain_bodies + w,
-        };
-        // In a decomposed run: the pairs evaluated here count, the loads on this process's
-        // own grains are summed, and those on walls come from their home processes
-        // (`send_forces`, `reduce_step`).
+        // In a decomposed run: the pairs evaluated here count and give their walls' terms
+        // (the processes' wall sums are merged in `reduce_step`), and the loads on this
+        // process's own grains are summed.
         let rank = self.decomposition.as_ref().map(|d| d.rank);
         self.load_sums.clear();
+        self.wall_sums.clear(self.walls.len());
         for (c, f) in self.contacts.iter().zip(&self.contact_forces) {
             let Some(f) = f else { continue };
-            if rank.is_none_or(|r| c.owner == r) {
+            let evaluated_here = rank.is_none_or(|r| c.owner == r);
+            if evaluated_here {
                 count += 1;
                 max_ratio = max_ratio.max(f.depth_ratio);
             }
             for (proxy, partner, load) in pair_loads(&self.bodies, &self.proxies, &periodic, f) {
-                let body = body_of(self.proxies[proxy]);
-                match (self.proxies[proxy], self.decomposition.as_mut()) {
-                    (Body::Grain(..), None) => {
-                        self.load_sums.push(body, partner, load);
-                        grain_contacts += 1;
-                    }
-                    (Body::Wall(_), None) => self.load_sums.push(body, partner, load),
-                    (Body::Grain(slot, _), Some(d)) => {
-                        if d.held[slot as usize] == Held::Owned {
-                            self.load_sums.push(body, partner, load);
+                match self.proxies[proxy] {
+                    Body::Grain(slot, _) => {
+                        let owned = self
+                            .decomposition
+                            .as_ref()
+                            .is_none_or(|d| d.held[slot as usize] == Held::Owned);
+                        if owned {
+                            self.load_sums.push(slot, partner, load);
                             grain_contacts += 1;
                         }
                     }
-                    // Sent to the wall's home process with the forces (`send_forces`).
-                    (Body::Wall(_), Some(_)) => {}
+                    Body::Wall(w) => {
+                        if evaluated_here {
+                            self.wall_sums.add(w as usize, &load);
+                        }
+                    }
                 }
             }
         }
-        self.load_sums
-            .sum_into(&mut self.loads, &mut self.wall_loads);
+        self.load_sums.sum_into(&mut self.loads);
+        if self.decomposition.is_none() {
+            self.wall_sums.write_into(&mut self.wall_loads);
+        }
         let gravity = self.params.gravity;
         let mut grains = 0usize;
         for (slot, entry) in self.kinematics.iter().enumerate() {

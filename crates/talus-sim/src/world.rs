@@ -37,6 +37,7 @@ use crate::renumber::RenumberScratch;
 use crate::shape::{Shape, ShapeId, ShapeLibrary};
 use crate::step::BodyState;
 use crate::wall::{Wall, WallGeometry, WallId, WallState};
+use crate::wall_sums::WallSums;
 
 /// A grain, by its identity in the run.
 #[derive(
@@ -324,8 +325,10 @@ pub struct World {
     pub(crate) stats: StepStats,
     /// Buffers of [`World::renumber`].
     pub(crate) renumbering: RenumberScratch,
-    /// The terms of the sums of contact loads per body, and their buffers.
+    /// The terms of the sums of contact loads per grain, and their buffers.
     pub(crate) load_sums: LoadSums,
+    /// The exact sums of the loads on each wall from the pairs evaluated here.
+    pub(crate) wall_sums: WallSums,
     /// This world's part in a distributed run, if it is one ([`World::distribute`]).
     pub(crate) distribution: Option<Distribution>,
     /// Its part in a decomposed run ([`crate::distribute::decompose`]), if any.
@@ -377,6 +380,7 @@ impl World {
             stats: StepStats::default(),
             renumbering: RenumberScratch::default(),
             load_sums: LoadSums::default(),
+            wall_sums: WallSums::default(),
             distribution: None,
             decomposition: None,
         })

@@ -28,9 +28,10 @@
 //! Why the bits do not change: every pair is evaluated from the same two body states and
 //! its own state, met in the order of its bodies' ids, by whichever process; each body's
 //! loads are summed in the order of its partners' ids (`crate::load_sums`), so it does not
-//! matter which process found which force; a wall's load terms go, with the forces, to the
-//! wall's home process (wall `w`'s is process `w mod size`), which sums them in that order
-//! too and sends the sum to all with the step's counts. Each process numbers the grains it
+//! matter which process found which force; each process sums the load terms on a wall from
+//! the pairs it evaluated exactly (`crate::wall_sums`), and the processes' sums, merged with
+//! the step's counts, round to the same loads on every process. Each process numbers the
+//! grains it
 //! holds its own way, both their proxies (renumbering changes no result) and their slots
 //! (`crate::numbering`), so its per-grain arrays are as long as what it holds, not as the
 //! run; messages name grains by id.
@@ -70,7 +71,7 @@ use crate::broad::ProxyPair;
 use crate::contact::{Contact, ContactForce, History};
 use crate::error::SimError;
 use crate::integrate::{GearState, Inertia, Kinematics, Load, VerletState};
-use crate::load_sums::{LoadSums, grain_key, identity_key};
+use crate::load_sums::{grain_key, identity_key};
 use crate::material::MaterialId;
 use crate::numbering::GrainNumbering;
 use crate::periodic::ImageCount;
@@ -78,6 +79,7 @@ use crate::shape::ShapeId;
 use crate::snapshot::{ContactSnapshot, GrainSnapshot, WorldSnapshot, spawn_grain};
 use crate::step::{StepCounts, enclose, grain_box};
 use crate::wall::WallId;
+use crate::wall_sums::WallSums;
 use crate::world::{Body, BodyRef, Fresh, GrainId, GrainState, Slot, World};
 
 /// Component: a copy of a grain another process owns (it is not stepped here).
@@ -106,11 +108,6 @@ pub(crate) struct Decomposition {
     pub(crate) held: Vec<Held>,
     /// Pair states that arrived with a migrating grain before their pair was listed here.
     stash: FxHashMap<(u64, u64), PairState>,
-    /// The terms of this step's loads on the walls whose home this process is (wall `w`'s
-    /// is process `w mod size`), from the pairs every process evaluated: wall, grain key,
-    /// load; and their sums, wall by wall.
-    wall_sums: LoadSums,
-    home_wall_loads: Vec<(u32, Load)>,
     /// Per proxy this step: its key and the process that owns it.
     pub(crate) owners: Vec<(u32, u32)>,
     pub(crate) traffic: Traffic,
@@ -166,12 +163,10 @@ struct ForceRecord {
 }
 
 /// What one process sends another after the narrow phase: the forces it found on the
-/// other's grains, and the terms of the loads on the walls whose home the other is.
+/// other's grains.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct ForceMessage {
     forces: Vec<ForceRecord>,
-    /// Wall, grain key, load.
-    wall_terms: Vec<(u32, u64, Load)>,
 }
 
 /// What each process adds to the step's totals.
@@ -184,8 +179,8 @@ struct Totals {
     pairs: u64,
     pairs_started: u64,
     pairs_ended: u64,
-    /// The loads on the walls whose home the process is.
-    wall_loads: Vec<(u32, Load)>,
+    /// The exact sums of the loads on the walls from the pairs the process evaluated.
+    wall_sums: WallSums,
     /// The process's own work so far.
     load: ProcessLoad,
 }
@@ -291,8 +286,6 @@ impl World {
             regions: None,
             held,
             stash: FxHashMap::default(),
-            wall_sums: LoadSums::default(),
-            home_wall_loads: Vec::new(),
             owners: Vec::new(),
             traffic: Traffic {
                 ranks: size,
@@ -848,14 +841,8 @@ impl World {
                 self.proxies[c.pair.a as usize],
                 self.proxies[c.pair.b as usize],
             ) else {
-                // A wall's load goes to the wall's home, which sums all of it.
-                for (proxy, partner, load) in self.pair_loads(f) {
-                    if let Body::Wall(w) = self.proxies[proxy] {
-                        outgoing[(w % d.size) as usize]
-                            .wall_terms
-                            .push((w, partner, load));
-                    }
-                }
+                // A wall's load is summed here (`World::accumulate`), the sums merged over
+                // the processes in `reduce_step`.
                 continue;
             };
             for slot in [slot_a, slot_b] {
@@ -880,13 +867,8 @@ impl World {
         d.traffic.pairs_evaluated += evaluated;
         let outgoing = outgoing.iter().map(encode).collect();
         let received = d.round(outgoing);
-        d.wall_sums.clear();
         for bytes in &received {
             let message: ForceMessage = decode(bytes);
-            // By sender, each in its list's order: the order the sums have on one process.
-            for (wall, grain, load) in message.wall_terms {
-                d.wall_sums.push(wall, grain, load);
-            }
             for r in message.forces {
                 let Some((i, low)) = self.listed(grain_key(r.low), grain_key(r.high)) else {
                     continue;
@@ -904,25 +886,15 @@ impl World {
                 self.contact_forces[i] = Some(if high_is_b { force } else { force.reversed() });
             }
         }
-        // The sums of the walls whose home this is, each in the order of its grains' ids.
-        let walls = self.wall_loads.len();
-        let mut home = vec![Load::default(); walls];
-        d.wall_sums.sum(walls, |w, load| home[w] += load);
-        d.home_wall_loads.clear();
-        d.home_wall_loads.extend(
-            (0..walls as u32)
-                .filter(|w| w % d.size == d.rank)
-                .map(|w| (w, home[w as usize])),
-        );
         let elapsed = start.elapsed();
         d.traffic.exchange += elapsed;
         self.decomposition = Some(d);
         elapsed
     }
 
-    /// Decomposed part of the sums: the loads on walls from every process, summed in the
-    /// order of the grains' ids, and the step's counts summed over the processes (`local`:
-    /// this process's contacts evaluated, largest overlap, grain contacts and grains).
+    /// Decomposed part of the sums: the loads on walls, every process's exact sums merged,
+    /// and the step's counts summed over the processes (`local`: this process's contacts
+    /// evaluated, largest overlap, grain contacts and grains).
     pub(crate) fn reduce_step(&mut self, local: (usize, f64, usize, usize)) -> Option<StepCounts> {
         let mut d = self.decomposition.take()?;
         let start = Instant::now();
@@ -947,12 +919,13 @@ impl World {
             pairs,
             pairs_started: started,
             pairs_ended: ended,
-            wall_loads: std::mem::take(&mut d.home_wall_loads),
+            wall_sums: std::mem::take(&mut self.wall_sums),
             load: ProcessLoad {
                 narrow_seconds: d.traffic.narrow.as_secs_f64(),
                 exchange_seconds: d.traffic.exchange.as_secs_f64(),
                 pairs_evaluated: d.traffic.pairs_evaluated,
                 modelled_work: d.traffic.modelled_work,
+                bytes_sent: d.traffic.bytes_sent,
             },
         };
         let all: Vec<Totals> = d
@@ -961,8 +934,6 @@ impl World {
             .map(|b| decode(b))
             .collect();
         let mut sum = Totals::default();
-        let wall_loads = &mut self.wall_loads;
-        wall_loads.iter_mut().for_each(|l| *l = Load::default());
         d.traffic.processes = all.iter().map(|t| t.load).collect();
         for t in &all {
             sum.contacts += t.contacts;
@@ -972,14 +943,11 @@ impl World {
             sum.pairs += t.pairs;
             sum.pairs_started += t.pairs_started;
             sum.pairs_ended += t.pairs_ended;
-            for &(wall, load) in &t.wall_loads {
-                if let Some(l) = wall_loads.get_mut(wall as usize) {
-                    *l = load;
-                }
-            }
+            sum.wall_sums.merge(&t.wall_sums);
         }
-        d.home_wall_loads = totals.wall_loads;
-        d.home_wall_loads.clear();
+        sum.wall_sums.write_into(&mut self.wall_loads);
+        // The buffers back, for the next step's sums.
+        self.wall_sums = totals.wall_sums;
         d.traffic.exchange += start.elapsed();
         self.decomposition = Some(d);
         Some(StepCounts {

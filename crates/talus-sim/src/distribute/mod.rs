@@ -114,10 +114,12 @@ pub struct ProcessLoad {
     /// [`TOUCHING_WORK`] per pair whose grains touch. Its narrow-phase time per unit of this
     /// is what balances the regions (see `measured.rs`).
     pub modelled_work: f64,
+    /// Bytes it sent to the others.
+    pub bytes_sent: u64,
 }
 
 /// Bytes of a [`ProcessLoad`] at the head of each message of the assigning stage.
-const LOAD_RECORD: usize = 32;
+const LOAD_RECORD: usize = 40;
 
 impl ProcessLoad {
     fn encode(&self) -> [u8; LOAD_RECORD] {
@@ -125,7 +127,8 @@ impl ProcessLoad {
         b[..8].copy_from_slice(&self.narrow_seconds.to_le_bytes());
         b[8..16].copy_from_slice(&self.exchange_seconds.to_le_bytes());
         b[16..24].copy_from_slice(&self.pairs_evaluated.to_le_bytes());
-        b[24..].copy_from_slice(&self.modelled_work.to_le_bytes());
+        b[24..32].copy_from_slice(&self.modelled_work.to_le_bytes());
+        b[32..].copy_from_slice(&self.bytes_sent.to_le_bytes());
         b
     }
 
@@ -136,6 +139,7 @@ impl ProcessLoad {
             exchange_seconds: f64::from_le_bytes(word(1)),
             pairs_evaluated: u64::from_le_bytes(word(2)),
             modelled_work: f64::from_le_bytes(word(3)),
+            bytes_sent: u64::from_le_bytes(word(4)),
         }
     }
 }
@@ -379,6 +383,7 @@ impl World {
             exchange_seconds: d.traffic.exchange.as_secs_f64(),
             pairs_evaluated: d.traffic.pairs_evaluated,
             modelled_work: d.traffic.modelled_work,
+            bytes_sent: d.traffic.bytes_sent,
         }
         .encode();
         let outgoing: Vec<Vec<u8>> = outgoing
