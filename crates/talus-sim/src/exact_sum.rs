@@ -50,6 +50,7 @@ impl ExactSum {
     }
 
     /// Adds the term `x`.
+    #[inline]
     pub fn add(&mut self, x: f64) {
         if x.is_nan() {
             self.special = f64::NAN;
@@ -62,13 +63,12 @@ impl ExactSum {
         let mut x = x;
         let mut kept = 0;
         for k in 0..self.partials.len() {
-            let mut y = self.partials[k];
-            if x.abs() < y.abs() {
-                std::mem::swap(&mut x, &mut y);
-            }
-            // Two-sum of |x| ≥ |y|: hi + lo == x + y exactly.
+            let y = self.partials[k];
+            // Knuth's two-sum, hi + lo == x + y exactly, whichever is larger (no branch on
+            // the magnitudes, which the terms' signs and sizes would make unpredictable).
             let hi = x + y;
-            let lo = y - (hi - x);
+            let y_part = hi - x;
+            let lo = (x - (hi - y_part)) + (y - y_part);
             if lo != 0.0 {
                 self.partials[kept] = lo;
                 kept += 1;
