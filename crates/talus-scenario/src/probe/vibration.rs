@@ -275,10 +275,9 @@ impl Vibration {
         sums
     }
 
-    /// Everything the probe measures in the totals `total` of all grains at time `time`,
-    /// heights relative to the moving container (which moves by A sin(2πft + φ) along the
-    /// driver's direction: the intruder's rise is its motion through the bed, not the
-    /// shaking).
+    /// Everything the probe measures in the totals `total` of all grains, heights relative
+    /// to the moving container (which moves by A sin(2πft + φ) along the driver's
+    /// direction: the intruder's rise is its motion through the bed, not the shaking).
     fn measure(&mut self, total: &BedSums) -> Measured {
         let intruder = total.intruder.map(|(_, h, d)| (h, d));
         if self.start.is_none() {
