@@ -461,7 +461,8 @@ pub fn resume_dir(args: &ResumeArgs, process: &Process) -> Result<ExitCode, Stri
         };
         let registry = ForceModelRegistry::default();
         let threads = process.default_threads(args.threads);
-        let mut runner = Runner::resume_in(dir, &registry, threads).map_err(|e| e.to_string())?;
+        let mut runner = Runner::resume_in(dir, Some(&args.dir), &registry, threads)
+            .map_err(|e| e.to_string())?;
         runner.write_pieces_into(&args.dir);
         one_seed_if_distributed(&runner.exp.scenario, process)?;
         Ok((runner, scratch))

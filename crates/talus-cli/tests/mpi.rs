@@ -278,6 +278,25 @@ fn frames_of(dir: &Path) -> Vec<(String, Vec<GrainCell>, Vec<u8>)> {
     frames
 }
 
+/// Checks that the checkpoint in `dir` is in one piece per process of a run on `ranks`
+/// processes (one file on one process), and that no other piece is left in `checkpoint/`.
+fn assert_checkpoint_pieces(dir: &Path, ranks: usize, what: &str) {
+    let cp = checkpoint::read(&dir.join("checkpoint.bin")).unwrap();
+    let pieces = if ranks > 1 { ranks } else { 0 };
+    assert_eq!(cp.pieces.records.len(), pieces, "{what}: pieces");
+    let expected: std::collections::BTreeSet<String> = (0..pieces)
+        .map(|k| checkpoint::piece_file(cp.pieces.set, k))
+        .collect();
+    let present: std::collections::BTreeSet<String> = std::fs::read_dir(dir.join("checkpoint"))
+        .map(|entries| {
+            entries
+                .map(|e| format!("checkpoint/{}", e.unwrap().file_name().to_string_lossy()))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(present, expected, "{what}: the pieces in checkpoint/");
+}
+
 /// Every file of the two runs that must agree, to the bit.
 fn assert_same_run(a: &Path, b: &Path, what: &str) {
     let read = |d: &Path, f: &str| std::fs::read(d.join(f)).unwrap_or_default();
@@ -442,6 +461,7 @@ fn one_two_and_three_processes_give_the_single_process_run() {
             let out = dir.join(format!("{name}-{ranks}"));
             distributed_run(ranks, file, &out, sets);
             assert_same_run(&single, &out, &format!("{name} on {ranks} processes"));
+            assert_checkpoint_pieces(&out, ranks, &format!("{name} on {ranks} processes"));
             // Where each process holds its own region's grains, each writes them as a
             // piece of the frame.
             let pvd = std::fs::read_to_string(out.join("frames.pvd")).unwrap();
@@ -509,6 +529,11 @@ fn a_killed_two_process_run_resumes_on_three_processes_and_on_one() {
         stopped.world.steps
     );
     assert!(!killed.join("summary.json").exists());
+    assert_eq!(
+        stopped.pieces.records.len(),
+        2,
+        "a checkpoint in two pieces"
+    );
 
     // A copy resumed by a single process, the original on three.
     let copy = dir.join("copy");
@@ -521,6 +546,7 @@ fn a_killed_two_process_run_resumes_on_three_processes_and_on_one() {
     c.args(["resume", killed.to_str().unwrap(), "--quiet"]);
     succeed(c, "the resume on 3 processes");
     assert_same_run(&whole, &killed, "killed on 2, resumed on 3");
+    assert_checkpoint_pieces(&killed, 3, "killed on 2, resumed on 3");
     let mut c = Command::new(TALUS);
     c.args([
         "resume",
@@ -531,6 +557,7 @@ fn a_killed_two_process_run_resumes_on_three_processes_and_on_one() {
     ]);
     succeed(c, "the resume on one process");
     assert_same_run(&whole, &copy, "killed on 2, resumed on 1");
+    assert_checkpoint_pieces(&copy, 1, "killed on 2, resumed on 1");
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -10,22 +10,35 @@
 //! grow (time-series rows, frames, measurement samples) are kept in the append-only history
 //! beside the checkpoint ([`crate::journal`]); the checkpoint holds their lengths and the
 //! mark of its history.
+//!
+//! A run whose grains are split between processes writes its checkpoint in pieces: each
+//! process writes its own grains and the states of the pairs it evaluates to a piece
+//! (`checkpoint/a_pK.bin` or `checkpoint/b_pK.bin` for process `K`, framed like the
+//! checkpoint under the magic `TALUSCP\0`), and once every piece is on disk the first
+//! process writes `checkpoint.bin` with the rest of the state and each piece's length and
+//! checksum. Checkpoints alternate between the two sets of pieces, so that the pieces the
+//! last `checkpoint.bin` names are never written over: a kill at any moment leaves a
+//! checkpoint whose pieces are whole. No process gathers the others' grains to write it;
+//! reading it puts the pieces together, on any number of processes.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use talus_sim::WorldSnapshot;
+use talus_sim::distribute::SnapshotPart;
 
 use crate::checksum::crc32c;
 use crate::error::ScenarioError;
 use crate::grain_shapes::FileShapes;
 use crate::journal::{HistoryMark, Journal};
 use crate::output::atomic::write_atomic;
-use crate::output::run_dir::HISTORY_FILE;
+use crate::output::run_dir::{CHECKPOINT_PIECES_DIR, HISTORY_FILE, RunDir};
 use crate::run::RunState;
 
 /// First bytes of a checkpoint file.
 const MAGIC: &[u8; 8] = b"TALUSCK\0";
+/// First bytes of a piece of a checkpoint.
+const PIECE_MAGIC: &[u8; 8] = b"TALUSCP\0";
 /// Layout version of the file (3: each contact keeps the faces that bounded its overlap;
 /// 4: and the order its bodies are met in, which renumbering the proxies can reverse; 5: the
 /// kinds of grain keep the inverse mass a contact meets, for the critical step; 6: the run
@@ -34,8 +47,8 @@ const MAGIC: &[u8; 8] = b"TALUSCK\0";
 /// a pile the standard error of its angle; 8: the world keeps its periodic axes and each
 /// grain its image count; 9: a dripped heap keeps the slope of each of its flanks; 10: a
 /// pile measured over a window keeps the window and its angles; 11: a chute's profile keeps
-/// its sums exact).
-const FORMAT: u32 = 11;
+/// its sums exact; 12: a decomposed run's checkpoint in pieces).
+const FORMAT: u32 = 12;
 /// Bytes before the payload: magic, version, length, checksum.
 const HEADER: usize = 24;
 
@@ -55,6 +68,37 @@ pub struct Checkpoint {
     pub world: WorldSnapshot,
     /// Where the run's history ends for this checkpoint.
     pub history: HistoryMark,
+    /// The pieces that held the grains and pairs (none when the file held them): `world`
+    /// is put together from them when the checkpoint is read.
+    pub pieces: Pieces,
+}
+
+/// The pieces of a checkpoint: the set they were written in (0 or 1, see [`piece_file`])
+/// and, per process, the length and checksum of its piece's contents. No records: the
+/// checkpoint is one file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pieces {
+    /// The set of piece files, 0 (`a`) or 1 (`b`).
+    pub set: u8,
+    /// Per process, in rank order.
+    pub records: Vec<PieceRecord>,
+}
+
+/// What the checkpoint knows of one of its pieces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PieceRecord {
+    /// Bytes of the piece's contents (after its header).
+    pub length: u64,
+    /// CRC-32C of those bytes.
+    pub crc: u32,
+}
+
+/// The file, relative to the run's directory, of the piece process `rank` writes in set
+/// `set` (0 or 1).
+#[must_use]
+pub fn piece_file(set: u8, rank: usize) -> String {
+    let letter = if set == 0 { 'a' } else { 'b' };
+    format!("{CHECKPOINT_PIECES_DIR}/{letter}_p{rank}.bin")
 }
 
 /// A checkpoint to be written, borrowing the run's state (which may be large) instead of
@@ -73,6 +117,8 @@ pub struct CheckpointRef<'a> {
     pub world: &'a WorldSnapshot,
     /// See [`Checkpoint::history`].
     pub history: HistoryMark,
+    /// See [`Checkpoint::pieces`].
+    pub pieces: &'a Pieces,
 }
 
 /// Writes `checkpoint` to `path` atomically.
@@ -80,30 +126,53 @@ pub struct CheckpointRef<'a> {
 /// # Errors
 /// [`ScenarioError::Io`] if the file cannot be written.
 pub fn write(path: &Path, checkpoint: &CheckpointRef<'_>) -> Result<(), ScenarioError> {
-    let body = postcard::to_stdvec(checkpoint).map_err(|e| ScenarioError::Checkpoint {
+    write_framed(path, MAGIC, checkpoint).map(drop)
+}
+
+/// Writes this process's `part` of a checkpoint in pieces to `path` atomically and returns
+/// what the checkpoint records of it.
+///
+/// # Errors
+/// [`ScenarioError::Io`] if the file cannot be written.
+pub fn write_piece(path: &Path, part: &SnapshotPart) -> Result<PieceRecord, ScenarioError> {
+    write_framed(path, PIECE_MAGIC, part)
+}
+
+/// Writes `value` framed: `magic`, the layout version, the length and checksum of its
+/// encoding, the encoding.
+fn write_framed(
+    path: &Path,
+    magic: &[u8; 8],
+    value: &impl Serialize,
+) -> Result<PieceRecord, ScenarioError> {
+    let body = postcard::to_stdvec(value).map_err(|e| ScenarioError::Checkpoint {
         path: path.to_path_buf(),
         problem: format!("cannot be encoded: {e}"),
     })?;
+    let record = PieceRecord {
+        length: body.len() as u64,
+        crc: crc32c(&body),
+    };
     let mut bytes = Vec::with_capacity(body.len() + HEADER);
-    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(magic);
     bytes.extend_from_slice(&FORMAT.to_le_bytes());
-    bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&crc32c(&body).to_le_bytes());
+    bytes.extend_from_slice(&record.length.to_le_bytes());
+    bytes.extend_from_slice(&record.crc.to_le_bytes());
     bytes.extend_from_slice(&body);
     write_atomic(path, &bytes).map_err(|source| ScenarioError::Io {
         path: path.to_path_buf(),
         source,
-    })
+    })?;
+    Ok(record)
 }
 
-/// Reads a checkpoint without its history: the state's growing lists are empty and only
-/// know their lengths ([`read`] fills them).
-///
-/// # Errors
-/// [`ScenarioError::Io`] if it cannot be read, [`ScenarioError::Checkpoint`] if it is not a
-/// checkpoint of this version, or is damaged, cut short or followed by other bytes.
-pub fn read_without_history(path: &Path) -> Result<Checkpoint, ScenarioError> {
-    let bytes = std::fs::read(path).map_err(|source| ScenarioError::Io {
+/// The contents of the framed file `path` (see [`write_framed`]) with their record, checked.
+fn read_framed(
+    path: &Path,
+    magic: &[u8; 8],
+    what: &str,
+) -> Result<(Vec<u8>, PieceRecord), ScenarioError> {
+    let mut bytes = std::fs::read(path).map_err(|source| ScenarioError::Io {
         path: path.to_path_buf(),
         source,
     })?;
@@ -111,8 +180,8 @@ pub fn read_without_history(path: &Path) -> Result<Checkpoint, ScenarioError> {
         path: path.to_path_buf(),
         problem,
     };
-    if bytes.len() < 12 || &bytes[..8] != MAGIC {
-        return Err(bad("not a talus checkpoint".into()));
+    if bytes.len() < 12 || &bytes[..8] != magic {
+        return Err(bad(format!("not {what}")));
     }
     let format = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
     if format != FORMAT {
@@ -121,28 +190,131 @@ pub fn read_without_history(path: &Path) -> Result<Checkpoint, ScenarioError> {
              resumed by the talus that wrote it)"
         )));
     }
-    let damaged = "it is damaged: start the run again (talus run … --force)";
     let Some(header) = bytes.get(12..HEADER) else {
         return Err(bad(format!(
-            "cut short at {} bytes; {damaged}",
+            "cut short at {} bytes; {DAMAGED}",
             bytes.len()
         )));
     };
-    let length = u64::from_le_bytes(header[..8].try_into().unwrap_or_default());
-    let crc = u32::from_le_bytes(header[8..].try_into().unwrap_or_default());
-    let body = &bytes[HEADER..];
-    if body.len() as u64 != length {
+    let record = PieceRecord {
+        length: u64::from_le_bytes(header[..8].try_into().unwrap_or_default()),
+        crc: u32::from_le_bytes(header[8..].try_into().unwrap_or_default()),
+    };
+    let body = bytes.split_off(HEADER);
+    if body.len() as u64 != record.length {
         return Err(bad(format!(
-            "holds {} bytes after its header where it says {length}; {damaged}",
-            body.len()
+            "holds {} bytes after its header where it says {}; {DAMAGED}",
+            body.len(),
+            record.length
         )));
     }
-    if crc32c(body) != crc {
+    if crc32c(&body) != record.crc {
         return Err(bad(format!(
-            "its checksum does not match its contents; {damaged}"
+            "its checksum does not match its contents; {DAMAGED}"
         )));
     }
-    postcard::from_bytes(body).map_err(|e| bad(format!("does not decode ({e}); {damaged}")))
+    Ok((body, record))
+}
+
+/// What a damaged checkpoint's message tells the user to do.
+const DAMAGED: &str = "it is damaged: start the run again (talus run … --force)";
+
+/// Reads a checkpoint without its history: the state's growing lists are empty and only
+/// know their lengths ([`read`] fills them). The pieces of a checkpoint in pieces are read
+/// from the checkpoint's directory.
+///
+/// # Errors
+/// [`ScenarioError::Io`] if it cannot be read, [`ScenarioError::Checkpoint`] if it is not a
+/// checkpoint of this version, or is damaged, cut short or followed by other bytes, or a
+/// piece of it is missing, damaged or of another checkpoint.
+pub fn read_without_history(path: &Path) -> Result<Checkpoint, ScenarioError> {
+    read_without_history_in(path, path.parent().unwrap_or(Path::new(".")))
+}
+
+/// [`read_without_history`] with the pieces read from the run directory `pieces` (a
+/// process that reads a copy of the checkpoint file elsewhere).
+///
+/// # Errors
+/// As [`read_without_history`].
+pub fn read_without_history_in(path: &Path, pieces: &Path) -> Result<Checkpoint, ScenarioError> {
+    let (body, _) = read_framed(path, MAGIC, "a talus checkpoint")?;
+    let mut cp: Checkpoint =
+        postcard::from_bytes(&body).map_err(|e| ScenarioError::Checkpoint {
+            path: path.to_path_buf(),
+            problem: format!("does not decode ({e}); {DAMAGED}"),
+        })?;
+    if cp.pieces.records.is_empty() {
+        return Ok(cp);
+    }
+    let parts = cp
+        .pieces
+        .records
+        .iter()
+        .enumerate()
+        .map(|(rank, &record)| read_piece(&pieces.join(piece_file(cp.pieces.set, rank)), record))
+        .collect::<Result<Vec<_>, _>>()?;
+    cp.world = WorldSnapshot::assembled(cp.world, parts);
+    Ok(cp)
+}
+
+/// The part in the piece `path` the checkpoint recorded as `record`.
+fn read_piece(path: &Path, record: PieceRecord) -> Result<SnapshotPart, ScenarioError> {
+    let (body, found) = match read_framed(path, PIECE_MAGIC, "a piece of a talus checkpoint") {
+        Err(ScenarioError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ScenarioError::Checkpoint {
+                path: path.to_path_buf(),
+                problem: format!(
+                    "this piece of the checkpoint is missing (the checkpoint holds the grains \
+                     in one piece per process, all in the run's directory); {DAMAGED}"
+                ),
+            });
+        }
+        other => other?,
+    };
+    let bad = |problem: String| ScenarioError::Checkpoint {
+        path: path.to_path_buf(),
+        problem,
+    };
+    if found != record {
+        return Err(bad(format!(
+            "this piece is not the one the checkpoint names (its length or checksum differs: \
+             a piece of another checkpoint); {DAMAGED}"
+        )));
+    }
+    postcard::from_bytes(&body).map_err(|e| bad(format!("does not decode ({e}); {DAMAGED}")))
+}
+
+/// Removes the pieces of earlier checkpoints the last one does not name (`current`: its set
+/// and number of pieces; none when it is one file): every listed piece of the other set, and
+/// of its own from `current`'s count on. Only files the run's manifest lists are touched.
+///
+/// # Errors
+/// [`ScenarioError::Io`] if a file cannot be removed.
+pub fn remove_stale_pieces(
+    dir: &RunDir,
+    current: Option<(u8, usize)>,
+) -> Result<(), ScenarioError> {
+    for set in 0..2 {
+        let kept = match current {
+            Some((s, count)) if s == set => count,
+            _ => 0,
+        };
+        // Pieces are listed from 0 without gaps: the first one not listed ends them.
+        for rank in kept.. {
+            let file = piece_file(set, rank);
+            if !dir.lists(&file) {
+                break;
+            }
+            let path = dir.join(&file);
+            match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(ScenarioError::Io { path, source: e });
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Reads a checkpoint with its history (the file [`HISTORY_FILE`] in the same directory)
@@ -151,7 +323,18 @@ pub fn read_without_history(path: &Path) -> Result<Checkpoint, ScenarioError> {
 /// # Errors
 /// As [`read_without_history`], and a missing, damaged or foreign history.
 pub fn read_with_journal(path: &Path) -> Result<(Checkpoint, Journal), ScenarioError> {
-    let mut cp = read_without_history(path)?;
+    read_with_journal_in(path, path.parent().unwrap_or(Path::new(".")))
+}
+
+/// [`read_with_journal`] with the pieces read from the run directory `pieces`.
+///
+/// # Errors
+/// As [`read_with_journal`].
+pub fn read_with_journal_in(
+    path: &Path,
+    pieces: &Path,
+) -> Result<(Checkpoint, Journal), ScenarioError> {
+    let mut cp = read_without_history_in(path, pieces)?;
     let history = path.with_file_name(HISTORY_FILE);
     let journal = Journal::restore(&history, cp.history, &mut cp.state.logs_mut())?;
     Ok((cp, journal))

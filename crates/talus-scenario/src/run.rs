@@ -12,13 +12,13 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use talus_geom::Aabb;
 use talus_geom::glam::DVec3;
-use talus_sim::distribute::Exchange;
+use talus_sim::distribute::{Exchange, SnapshotPart, SnapshotShare};
 use talus_sim::force::ForceModelRegistry;
-use talus_sim::{GrainId, GrainState, StepStats};
+use talus_sim::{GrainId, GrainState, StepStats, WorldSnapshot};
 
 use crate::blowup::{BlowUpCheck, Limits};
 use crate::build::{Experiment, build_deferred, build_with_shapes, grain_desc};
-use crate::checkpoint::{self, CheckpointRef};
+use crate::checkpoint::{self, CheckpointRef, Pieces, piece_file};
 use crate::error::ScenarioError;
 use crate::frames::{
     frame_files, frame_piece, grain_region, remove_other_layout, write_frame, write_grain_pieces,
@@ -145,6 +145,9 @@ pub struct Runner {
     writes_files: bool,
     /// The whole run's grains, as last counted.
     stock: Stock,
+    /// The set of piece files the last checkpoint in pieces was written in (the next one
+    /// goes into the other, see [`crate::checkpoint`]); none before the first.
+    pieces_set: Option<u8>,
 }
 
 /// The whole run's grain count and kinetic energy, counted at each row of the time series
@@ -317,20 +320,26 @@ impl Runner {
         registry: &ForceModelRegistry,
         threads: usize,
     ) -> Result<Runner, ScenarioError> {
-        Runner::resume_in(RunDir::open(out)?, registry, threads)
+        Runner::resume_in(RunDir::open(out)?, None, registry, threads)
     }
 
-    /// Continues the run whose checkpoint is in the opened, locked directory `dir`.
+    /// Continues the run whose checkpoint is in the opened, locked directory `dir`; the
+    /// pieces of a checkpoint written in pieces are read from the run directory `pieces`
+    /// (by default `dir`: a process that resumes from a copy of the checkpoint elsewhere
+    /// names the run's own directory).
     ///
     /// # Errors
     /// As [`Runner::resume`].
     pub fn resume_in(
         dir: RunDir,
+        pieces: Option<&Path>,
         registry: &ForceModelRegistry,
         threads: usize,
     ) -> Result<Runner, ScenarioError> {
         let file = dir.join(CHECKPOINT_FILE);
-        let (cp, journal) = checkpoint::read_with_journal(&file)?;
+        let pieces = pieces.map_or_else(|| dir.path().to_path_buf(), Path::to_path_buf);
+        let (cp, journal) = checkpoint::read_with_journal_in(&file, &pieces)?;
+        let pieces_set = (!cp.pieces.records.is_empty()).then_some(cp.pieces.set);
         let source = PathBuf::from(&cp.source);
         let scenario = parse(&cp.scenario, &source)?;
         // The shapes the run started with, not the files, which may have changed since.
@@ -354,6 +363,7 @@ impl Runner {
             }
         }
         let mut runner = Runner::new(exp, state, dir, journal, registry);
+        runner.pieces_set = pieces_set;
         // Before a decomposition every process holds every grain: no collective here.
         runner.census(&[]);
         if runner.finished() && runner.outputs_written() {
@@ -414,6 +424,7 @@ impl Runner {
                 grains: 0,
                 kinetic_energy: 0.0,
             },
+            pieces_set: None,
         }
     }
 
@@ -858,20 +869,86 @@ impl Runner {
         Ok(())
     }
 
-    /// Writes a checkpoint now.
+    /// Writes a checkpoint now: one file, or, in a run whose grains are split between
+    /// processes, a piece from each process and the file that names them (a collective
+    /// operation there).
     ///
     /// # Errors
-    /// The file cannot be written.
+    /// A file cannot be written (on any process, in a run in pieces).
     pub fn checkpoint(&mut self) -> Result<(), ScenarioError> {
-        // In a distributed run each pair's state is current on its evaluating process only,
-        // and in a decomposed one each grain's on its owner: all are put together on the
-        // first process, which writes the checkpoint.
-        let Some(world) = self.exp.world.snapshot_on_first() else {
+        match self.exp.world.snapshot_share() {
+            SnapshotShare::Whole(world) => {
+                if !self.writes_files {
+                    return Ok(());
+                }
+                self.write_checkpoint(&world, &Pieces::default())?;
+                checkpoint::remove_stale_pieces(&self.dir, None)
+            }
+            SnapshotShare::Part { frame, part } => self.checkpoint_in_pieces(frame, &part),
+        }
+    }
+
+    /// A checkpoint of a run whose grains are split between processes (a collective
+    /// operation): every process writes its `part` as a piece of the set the last
+    /// checkpoint did not use; once all are on disk, the first writes the checkpoint file
+    /// over its `frame` with their records, then removes the pieces no checkpoint names.
+    fn checkpoint_in_pieces(
+        &mut self,
+        frame: Option<WorldSnapshot>,
+        part: &SnapshotPart,
+    ) -> Result<(), ScenarioError> {
+        let (rank, ranks) = (self.exp.world.rank(), self.exp.world.ranks());
+        let set = self.pieces_set.map_or(0, |s| 1 - s);
+        let files: Vec<String> = (0..ranks).map(|k| piece_file(set, k)).collect();
+        // The first process lists every piece in the run's manifest before any is written
+        // (as for a frame in pieces); errors are reported after each exchange, so that no
+        // process is left waiting.
+        let claimed = if self.writes_files {
+            files
+                .iter()
+                .try_for_each(|file| self.dir.claim(file).map(drop))
+        } else {
+            Ok(())
+        };
+        let told = self.exp.world.gather_owned(vec![claimed.is_ok()]);
+        claimed?;
+        if told.contains(&false) {
+            return Err(ScenarioError::OutputDir {
+                path: self.pieces_out.clone(),
+                problem: "the first process could not list the pieces of the checkpoint (it \
+                          says why); this process's piece is not written"
+                    .into(),
+            });
+        }
+        let written = checkpoint::write_piece(&self.pieces_out.join(&files[rank]), part);
+        let records = self
+            .exp
+            .world
+            .gather_owned(vec![written.as_ref().ok().copied()]);
+        written?;
+        let Some(records) = records.into_iter().collect::<Option<Vec<_>>>() else {
+            return Err(ScenarioError::OutputDir {
+                path: self.pieces_out.clone(),
+                problem: "another process could not write its piece of the checkpoint (it \
+                          says why); the last checkpoint stays as it was"
+                    .into(),
+            });
+        };
+        self.pieces_set = Some(set);
+        let Some(frame) = frame.filter(|_| self.writes_files) else {
             return Ok(());
         };
-        if !self.writes_files {
-            return Ok(());
-        }
+        self.write_checkpoint(&frame, &Pieces { set, records })?;
+        checkpoint::remove_stale_pieces(&self.dir, Some((set, ranks)))
+    }
+
+    /// Writes the checkpoint file over `world` (the whole state, or a frame for `pieces`),
+    /// with the run's state and history.
+    fn write_checkpoint(
+        &mut self,
+        world: &WorldSnapshot,
+        pieces: &Pieces,
+    ) -> Result<(), ScenarioError> {
         self.state.last_checkpoint = Some(self.exp.world.time());
         self.dir.claim(HISTORY_FILE)?;
         let history = self.journal.append(&self.state.logs())?;
@@ -885,8 +962,9 @@ impl Runner {
                 source: &source,
                 shapes: &self.exp.file_shapes,
                 state: &self.state,
-                world: &world,
+                world,
                 history,
+                pieces,
             },
         )?;
         self.journal.commit();

@@ -54,6 +54,8 @@ pub const LOCK_FILE: &str = ".talus.lock";
 pub const MANIFEST_FILE: &str = ".talus-files";
 /// Folder of the ParaView frames.
 pub const FRAMES_DIR: &str = "frames";
+/// Folder of the pieces of a checkpoint written by several processes.
+pub const CHECKPOINT_PIECES_DIR: &str = "checkpoint";
 /// Folder of the PNG plots.
 pub const PLOTS_DIR: &str = "plots";
 /// The file stems of every plot a run can draw (`plots/<stem>.png`).
@@ -92,7 +94,8 @@ const LISTED_NAMES: usize = 6;
 /// Whether `rel` (a `/`-separated path relative to the output directory) is a name a run
 /// writes: one of the top-level files, a frame `frames/grains_NNNNNN.vtu` or
 /// `frames/walls_NNNNNN.vtu`, a frame in pieces `frames/grains_NNNNNN.pvtu` with its pieces
-/// `frames/grains_NNNNNN_pK.vtu`, or a plot `plots/<stem>.png` of [`PLOT_STEMS`].
+/// `frames/grains_NNNNNN_pK.vtu`, a plot `plots/<stem>.png` of [`PLOT_STEMS`], or a piece
+/// of a checkpoint `checkpoint/a_pK.bin` or `checkpoint/b_pK.bin`.
 #[must_use]
 pub fn is_own_name(rel: &str) -> bool {
     if TOP_FILES.contains(&rel) {
@@ -116,6 +119,13 @@ pub fn is_own_name(rel: &str) -> bool {
                 Some((frame, piece)) => index(frame) && digits(piece),
                 None => index(stem),
             });
+    }
+    if let Some(name) = rel.strip_prefix("checkpoint/") {
+        return name
+            .strip_prefix("a_p")
+            .or_else(|| name.strip_prefix("b_p"))
+            .and_then(|rest| rest.strip_suffix(".bin"))
+            .is_some_and(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()));
     }
     if let Some(name) = rel.strip_prefix("plots/") {
         return name
@@ -158,7 +168,7 @@ impl OwnNames for RunNames {
     }
 
     fn folders(&self) -> &'static [&'static str] {
-        &[FRAMES_DIR, PLOTS_DIR]
+        &[FRAMES_DIR, PLOTS_DIR, CHECKPOINT_PIECES_DIR]
     }
 
     fn is_own(&self, rel: &str) -> bool {
@@ -720,6 +730,8 @@ mod tests {
             "frames/grains_000003_p0.vtu",
             "frames/grains_000003_p12.vtu",
             "plots/kinetic_energy.png",
+            "checkpoint/a_p0.bin",
+            "checkpoint/b_p63.bin",
         ] {
             assert!(is_own_name(own), "{own}");
         }
@@ -737,6 +749,11 @@ mod tests {
             "../scenario.ron",
             "sub/scenario.ron",
             ".talus-files",
+            "checkpoint/c_p0.bin",
+            "checkpoint/a_p.bin",
+            "checkpoint/a_p1x.bin",
+            "checkpoint/a_p1.vtu",
+            "checkpoint/notes.txt",
         ] {
             assert!(!is_own_name(other), "{other}");
         }

@@ -182,7 +182,7 @@ pub(crate) fn continue_run(
     threads: usize,
     progress: &mut dyn FnMut(&crate::run::Progress),
 ) -> Result<(), ScenarioError> {
-    let mut runner = Runner::resume_in(RunDir::open(path)?, registry, threads)?;
+    let mut runner = Runner::resume_in(RunDir::open(path)?, None, registry, threads)?;
     if runner.finished() {
         // Killed between its last checkpoint and its summary: only the outputs are missing.
         let status = if runner.state.at_rest {

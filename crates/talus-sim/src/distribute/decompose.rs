@@ -1058,13 +1058,87 @@ fn adopt(contact: &mut Contact, s: &PairState, first: u32) {
     contact.flipped = contact.pair.a != first;
 }
 
-/// What one process contributes to a gathered snapshot: its own grains by id (with their
+/// What one process contributes to the run's state: its own grains by id (with their
 /// pending loads and boxes; a grain removed since the last step with its box alone, which
-/// the broad phase still holds) and the states of the pairs it evaluates.
+/// the broad phase still holds) and the states of the pairs it evaluates. The parts of all
+/// processes, put into the frame of [`SnapshotShare::Part`] by [`WorldSnapshot::assembled`],
+/// are the whole run's snapshot.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct SnapshotPart {
+pub struct SnapshotPart {
     grains: Vec<(u32, Option<GrainSnapshot>, Load, Option<Aabb>)>,
     pairs: Vec<PairState>,
+}
+
+impl SnapshotPart {
+    /// How many grains the part holds.
+    #[must_use]
+    pub fn grain_count(&self) -> usize {
+        self.grains
+            .iter()
+            .filter(|(_, g, _, _)| g.is_some())
+            .count()
+    }
+}
+
+/// One process's share of the run's state, for a checkpoint written in pieces
+/// ([`World::snapshot_share`]).
+#[derive(Debug, Clone)]
+pub enum SnapshotShare {
+    /// The whole run's state: a single process, or a distributed run whose processes all
+    /// hold every grain.
+    Whole(WorldSnapshot),
+    /// A decomposed run: this process's grains and the pairs it evaluates, and, on the first
+    /// process, the frame they go into (everything else of the run's state, in the
+    /// numbering of a single process, without grains or pairs).
+    Part {
+        /// The frame, on the first process only.
+        frame: Option<WorldSnapshot>,
+        /// This process's part.
+        part: SnapshotPart,
+    },
+}
+
+impl WorldSnapshot {
+    /// The whole run's snapshot from the frame of a decomposed run's first process and the
+    /// parts of all its processes (in any order; every grain and pair in exactly one part),
+    /// in the numbering of a single process: grain `id` in slot and proxy `id`, the walls'
+    /// proxies after them.
+    #[must_use]
+    pub fn assembled(
+        mut frame: WorldSnapshot,
+        parts: impl IntoIterator<Item = SnapshotPart>,
+    ) -> WorldSnapshot {
+        let ids = frame.grains.len() as u32;
+        let proxy_of_key = |key: u64| match u32::try_from(key) {
+            Ok(id) => id,
+            Err(_) => ids + (key & u64::from(u32::MAX)) as u32,
+        };
+        let mut contacts = Vec::new();
+        for part in parts {
+            for (id, g, pending, aabb) in part.grains {
+                let Some(slot) = frame.grains.get_mut(id as usize) else {
+                    continue;
+                };
+                *slot = g;
+                frame.pending[id as usize] = pending;
+                frame.boxes[id as usize] = aabb;
+            }
+            for s in part.pairs {
+                let (first, second) = (proxy_of_key(s.first), proxy_of_key(s.second));
+                contacts.push(ContactSnapshot {
+                    pair: ProxyPair::new(first, second),
+                    features: s.features,
+                    overlap_hint: s.overlap_hint,
+                    touching: s.touching,
+                    flipped: first > second,
+                    history: s.history,
+                });
+            }
+        }
+        contacts.sort_by_key(|c| c.pair);
+        frame.contacts = contacts;
+        frame
+    }
 }
 
 impl World {
@@ -1080,9 +1154,26 @@ impl World {
     }
 
     /// [`World::gathered_snapshot`] on the first process of a decomposed run only (`None`
-    /// on the others, which send their parts): for the checkpoint the first process writes.
+    /// on the others, which send their parts).
     pub fn snapshot_on_first(&mut self) -> Option<WorldSnapshot> {
         self.gather_snapshot(false)
+    }
+
+    /// This process's share of the run's state, with nothing sent to another process in a
+    /// decomposed run: each process keeps its part (to write it itself), and the parts
+    /// [`WorldSnapshot::assembled`] into the first process's frame are
+    /// [`World::gathered_snapshot`]. A collective operation in a distributed run (whose
+    /// processes first bring every pair's state up to date everywhere); a plain
+    /// [`World::snapshot`] on a single process, or before the regions are cut.
+    pub fn snapshot_share(&mut self) -> SnapshotShare {
+        self.synchronize_contacts();
+        match &self.decomposition {
+            Some(d) if d.regions.is_some() => SnapshotShare::Part {
+                frame: (d.rank == 0).then(|| self.snapshot_frame()),
+                part: self.snapshot_part(d),
+            },
+            _ => SnapshotShare::Whole(self.snapshot()),
+        }
     }
 
     /// The whole run's snapshot, on every process (`to_all`) or on the first.
@@ -1096,7 +1187,24 @@ impl World {
             self.decomposition = Some(d);
             return Some(self.snapshot());
         }
-        let part = SnapshotPart {
+        let bytes = encode(&self.snapshot_part(&d));
+        let parts: Vec<SnapshotPart> = if to_all {
+            d.gather(bytes)
+        } else {
+            d.gather_to_first(bytes)
+        }
+        .iter()
+        .map(|b| decode(b))
+        .collect();
+        let snapshot =
+            (!parts.is_empty()).then(|| WorldSnapshot::assembled(self.snapshot_frame(), parts));
+        self.decomposition = Some(d);
+        snapshot
+    }
+
+    /// This process's grains and the states of the pairs it evaluates.
+    fn snapshot_part(&self, d: &Decomposition) -> SnapshotPart {
+        SnapshotPart {
             grains: (0..self.slots.len())
                 .filter(|&slot| d.held[slot] == Held::Owned)
                 .filter_map(|slot| {
@@ -1112,22 +1220,12 @@ impl World {
                 .filter(|c| c.owner == d.rank)
                 .map(|c| self.pair_state(c))
                 .collect(),
-        };
-        let bytes = encode(&part);
-        let parts: Vec<SnapshotPart> = if to_all {
-            d.gather(bytes)
-        } else {
-            d.gather_to_first(bytes)
         }
-        .iter()
-        .map(|b| decode(b))
-        .collect();
-        if parts.is_empty() {
-            self.decomposition = Some(d);
-            return None;
-        }
-        // In the numbering of a single process: grain `id` in slot and proxy `id`, the walls'
-        // proxies after them.
+    }
+
+    /// The run's snapshot without grains or pairs, in the numbering of a single process:
+    /// room for every grain id, the walls' proxies after the grains'.
+    fn snapshot_frame(&self) -> WorldSnapshot {
         let ids = self.numbering.id_count();
         let mut snapshot = self.snapshot();
         snapshot.grains = vec![None; ids as usize];
@@ -1140,33 +1238,8 @@ impl World {
         snapshot
             .boxes
             .extend(self.wall_proxy.iter().map(|&p| self.boxes[p as usize]));
-        let proxy_of_key = |key: u64| match u32::try_from(key) {
-            Ok(id) => id,
-            Err(_) => ids + (key & u64::from(u32::MAX)) as u32,
-        };
-        let mut contacts = Vec::new();
-        for part in parts {
-            for (id, g, pending, aabb) in part.grains {
-                snapshot.grains[id as usize] = g;
-                snapshot.pending[id as usize] = pending;
-                snapshot.boxes[id as usize] = aabb;
-            }
-            for s in part.pairs {
-                let (first, second) = (proxy_of_key(s.first), proxy_of_key(s.second));
-                contacts.push(ContactSnapshot {
-                    pair: ProxyPair::new(first, second),
-                    features: s.features,
-                    overlap_hint: s.overlap_hint,
-                    touching: s.touching,
-                    flipped: first > second,
-                    history: s.history,
-                });
-            }
-        }
-        contacts.sort_by_key(|c| c.pair);
-        snapshot.contacts = contacts;
-        self.decomposition = Some(d);
-        Some(snapshot)
+        snapshot.contacts = Vec::new();
+        snapshot
     }
 
     /// A listed pair's state, its bodies named by identity in the order it is met in.
