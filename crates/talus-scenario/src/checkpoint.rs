@@ -25,7 +25,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use talus_sim::WorldSnapshot;
-use talus_sim::distribute::SnapshotPart;
+use talus_sim::distribute::{SnapshotFrame, SnapshotPart};
 
 use crate::checksum::crc32c;
 use crate::error::ScenarioError;
@@ -69,17 +69,19 @@ pub struct Checkpoint {
     /// Where the run's history ends for this checkpoint.
     pub history: HistoryMark,
     /// The pieces that held the grains and pairs (none when the file held them): `world`
-    /// is put together from them when the checkpoint is read.
+    /// is put together from them and the frame the file holds when the checkpoint is read.
     pub pieces: Pieces,
 }
 
-/// The pieces of a checkpoint: the set they were written in (0 or 1, see [`piece_file`])
-/// and, per process, the length and checksum of its piece's contents. No records: the
-/// checkpoint is one file.
+/// The pieces of a checkpoint: the set they were written in (0 or 1, see [`piece_file`]),
+/// the grain ids of the run (see [`SnapshotFrame`]) and, per process, the length and
+/// checksum of its piece's contents. No records: the checkpoint is one file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pieces {
     /// The set of piece files, 0 (`a`) or 1 (`b`).
     pub set: u8,
+    /// Grain ids the run has given out.
+    pub ids: u32,
     /// Per process, in rank order.
     pub records: Vec<PieceRecord>,
 }
@@ -253,7 +255,11 @@ pub fn read_without_history_in(path: &Path, pieces: &Path) -> Result<Checkpoint,
         .enumerate()
         .map(|(rank, &record)| read_piece(&pieces.join(piece_file(cp.pieces.set, rank)), record))
         .collect::<Result<Vec<_>, _>>()?;
-    cp.world = WorldSnapshot::assembled(cp.world, parts);
+    let frame = SnapshotFrame {
+        world: cp.world,
+        ids: cp.pieces.ids,
+    };
+    cp.world = frame.assembled(parts);
     Ok(cp)
 }
 

@@ -12,7 +12,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use talus_geom::Aabb;
 use talus_geom::glam::DVec3;
-use talus_sim::distribute::{Exchange, SnapshotPart, SnapshotShare};
+use talus_sim::distribute::{Exchange, SnapshotFrame, SnapshotPart, SnapshotShare};
 use talus_sim::force::ForceModelRegistry;
 use talus_sim::{GrainId, GrainState, StepStats, WorldSnapshot};
 
@@ -894,7 +894,7 @@ impl Runner {
     /// over its `frame` with their records, then removes the pieces no checkpoint names.
     fn checkpoint_in_pieces(
         &mut self,
-        frame: Option<WorldSnapshot>,
+        frame: Option<SnapshotFrame>,
         part: &SnapshotPart,
     ) -> Result<(), ScenarioError> {
         let (rank, ranks) = (self.exp.world.rank(), self.exp.world.ranks());
@@ -938,7 +938,12 @@ impl Runner {
         let Some(frame) = frame.filter(|_| self.writes_files) else {
             return Ok(());
         };
-        self.write_checkpoint(&frame, &Pieces { set, records })?;
+        let pieces = Pieces {
+            set,
+            ids: frame.ids,
+            records,
+        };
+        self.write_checkpoint(&frame.world, &pieces)?;
         checkpoint::remove_stale_pieces(&self.dir, Some((set, ranks)))
     }
 

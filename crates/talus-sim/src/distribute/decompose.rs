@@ -1061,7 +1061,7 @@ fn adopt(contact: &mut Contact, s: &PairState, first: u32) {
 /// What one process contributes to the run's state: its own grains by id (with their
 /// pending loads and boxes; a grain removed since the last step with its box alone, which
 /// the broad phase still holds) and the states of the pairs it evaluates. The parts of all
-/// processes, put into the frame of [`SnapshotShare::Part`] by [`WorldSnapshot::assembled`],
+/// processes, put into the frame of [`SnapshotShare::Part`] by [`SnapshotFrame::assembled`],
 /// are the whole run's snapshot.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SnapshotPart {
@@ -1088,27 +1088,44 @@ pub enum SnapshotShare {
     /// hold every grain.
     Whole(WorldSnapshot),
     /// A decomposed run: this process's grains and the pairs it evaluates, and, on the first
-    /// process, the frame they go into (everything else of the run's state, in the
-    /// numbering of a single process, without grains or pairs).
+    /// process, the frame they go into.
     Part {
         /// The frame, on the first process only.
-        frame: Option<WorldSnapshot>,
+        frame: Option<SnapshotFrame>,
         /// This process's part.
         part: SnapshotPart,
     },
 }
 
-impl WorldSnapshot {
-    /// The whole run's snapshot from the frame of a decomposed run's first process and the
-    /// parts of all its processes (in any order; every grain and pair in exactly one part),
-    /// in the numbering of a single process: grain `id` in slot and proxy `id`, the walls'
-    /// proxies after them.
+/// Everything of a decomposed run's state but its grains and pairs, in the numbering of a
+/// single process (grain `id` in slot and proxy `id`, the walls' proxies after them): the
+/// snapshot's per-grain lists are left empty (only the walls' boxes are kept), so that the
+/// frame's size does not grow with the run, and the number of grain ids says how long they
+/// are.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SnapshotFrame {
+    /// The snapshot without grains, pairs, pending loads or proxies; its boxes the walls'.
+    pub world: WorldSnapshot,
+    /// Grain ids the run has given out (grains removed since included).
+    pub ids: u32,
+}
+
+impl SnapshotFrame {
+    /// The whole run's snapshot from this frame and the parts of all the processes (in any
+    /// order; every grain and pair in exactly one part).
     #[must_use]
-    pub fn assembled(
-        mut frame: WorldSnapshot,
-        parts: impl IntoIterator<Item = SnapshotPart>,
-    ) -> WorldSnapshot {
-        let ids = frame.grains.len() as u32;
+    pub fn assembled(self, parts: impl IntoIterator<Item = SnapshotPart>) -> WorldSnapshot {
+        let SnapshotFrame { mut world, ids } = self;
+        let walls = world.boxes.len() as u32;
+        world.grains = vec![None; ids as usize];
+        world.pending = vec![Load::default(); ids as usize];
+        world.proxies = (0..ids)
+            .map(|id| BodyRef::Grain(GrainId(id)))
+            .chain((0..walls).map(|w| BodyRef::Wall(WallId(w))))
+            .collect();
+        world
+            .boxes
+            .splice(0..0, std::iter::repeat_n(None, ids as usize));
         let proxy_of_key = |key: u64| match u32::try_from(key) {
             Ok(id) => id,
             Err(_) => ids + (key & u64::from(u32::MAX)) as u32,
@@ -1116,12 +1133,12 @@ impl WorldSnapshot {
         let mut contacts = Vec::new();
         for part in parts {
             for (id, g, pending, aabb) in part.grains {
-                let Some(slot) = frame.grains.get_mut(id as usize) else {
+                let Some(slot) = world.grains.get_mut(id as usize) else {
                     continue;
                 };
                 *slot = g;
-                frame.pending[id as usize] = pending;
-                frame.boxes[id as usize] = aabb;
+                world.pending[id as usize] = pending;
+                world.boxes[id as usize] = aabb;
             }
             for s in part.pairs {
                 let (first, second) = (proxy_of_key(s.first), proxy_of_key(s.second));
@@ -1136,8 +1153,8 @@ impl WorldSnapshot {
             }
         }
         contacts.sort_by_key(|c| c.pair);
-        frame.contacts = contacts;
-        frame
+        world.contacts = contacts;
+        world
     }
 }
 
@@ -1161,7 +1178,7 @@ impl World {
 
     /// This process's share of the run's state, with nothing sent to another process in a
     /// decomposed run: each process keeps its part (to write it itself), and the parts
-    /// [`WorldSnapshot::assembled`] into the first process's frame are
+    /// [`SnapshotFrame::assembled`] into the first process's frame are
     /// [`World::gathered_snapshot`]. A collective operation in a distributed run (whose
     /// processes first bring every pair's state up to date everywhere); a plain
     /// [`World::snapshot`] on a single process, or before the regions are cut.
@@ -1196,8 +1213,7 @@ impl World {
         .iter()
         .map(|b| decode(b))
         .collect();
-        let snapshot =
-            (!parts.is_empty()).then(|| WorldSnapshot::assembled(self.snapshot_frame(), parts));
+        let snapshot = (!parts.is_empty()).then(|| self.snapshot_frame().assembled(parts));
         self.decomposition = Some(d);
         snapshot
     }
@@ -1223,23 +1239,22 @@ impl World {
         }
     }
 
-    /// The run's snapshot without grains or pairs, in the numbering of a single process:
-    /// room for every grain id, the walls' proxies after the grains'.
-    fn snapshot_frame(&self) -> WorldSnapshot {
-        let ids = self.numbering.id_count();
-        let mut snapshot = self.snapshot();
-        snapshot.grains = vec![None; ids as usize];
-        snapshot.pending = vec![Load::default(); ids as usize];
-        snapshot.proxies = (0..ids)
-            .map(|id| BodyRef::Grain(GrainId(id)))
-            .chain((0..self.walls.len() as u32).map(|w| BodyRef::Wall(WallId(w))))
+    /// The run's state without grains or pairs (see [`SnapshotFrame`]).
+    fn snapshot_frame(&self) -> SnapshotFrame {
+        let mut world = self.snapshot();
+        world.grains = Vec::new();
+        world.pending = Vec::new();
+        world.proxies = Vec::new();
+        world.boxes = self
+            .wall_proxy
+            .iter()
+            .map(|&p| self.boxes[p as usize])
             .collect();
-        snapshot.boxes = vec![None; ids as usize];
-        snapshot
-            .boxes
-            .extend(self.wall_proxy.iter().map(|&p| self.boxes[p as usize]));
-        snapshot.contacts = Vec::new();
-        snapshot
+        world.contacts = Vec::new();
+        SnapshotFrame {
+            world,
+            ids: self.numbering.id_count(),
+        }
     }
 
     /// A listed pair's state, its bodies named by identity in the order it is met in.

@@ -37,7 +37,7 @@ use crate::error::SimError;
 use crate::snapshot::ContactSnapshot;
 use crate::world::{Body, GrainId, World};
 use bisection::{Bisection, WeightedPoint};
-pub use decompose::{SnapshotPart, SnapshotShare};
+pub use decompose::{SnapshotFrame, SnapshotPart, SnapshotShare};
 pub use exchange::{Exchange, ThreadExchange, all_gather};
 use measured::{smoothed, weight_factors};
 
