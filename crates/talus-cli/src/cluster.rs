@@ -123,16 +123,23 @@ impl Process {
         }
     }
 
-    /// Whether every process is `ok`: a collective step before the processes start
-    /// stepping together, so that a process that failed to set up does not leave the
-    /// others waiting for it.
+    /// The first failure of the group, on every process (a collective step): the rank of
+    /// the first process whose `error` is some, and its message.
     #[must_use]
-    pub fn all_ok(&self, ok: bool) -> bool {
+    pub fn first_failure(&self, error: Option<&str>) -> Option<(usize, String)> {
+        let mine = error.map(|e| {
+            // A failure always says something, even an empty message.
+            let mut bytes = vec![1];
+            bytes.extend_from_slice(e.as_bytes());
+            bytes
+        });
         match self.exchange() {
-            None => ok,
-            Some(mut ex) => talus_sim::distribute::all_gather(&mut *ex, vec![u8::from(ok)])
+            None => error.map(|e| (self.rank, e.to_string())),
+            Some(mut ex) => talus_sim::distribute::all_gather(&mut *ex, mine.unwrap_or_default())
                 .iter()
-                .all(|b| b.first() == Some(&1)),
+                .enumerate()
+                .find(|(_, b)| !b.is_empty())
+                .map(|(rank, b)| (rank, String::from_utf8_lossy(&b[1..]).into_owned())),
         }
     }
 

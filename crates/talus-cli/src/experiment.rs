@@ -320,14 +320,13 @@ fn processes_note(process: &Process) -> String {
 
 /// `result` once every process has set up: an error on any of them stops all.
 fn agreed<T>(process: &Process, result: Result<T, String>) -> Result<T, String> {
-    let all = process.all_ok(result.is_ok());
-    match result {
-        Ok(_) if !all => Err(
-            "another process of the run failed to set it up (its error is above, or in the \
-            launcher's output)"
-                .into(),
-        ),
-        other => other,
+    let failure = process.first_failure(result.as_ref().err().map(String::as_str));
+    match (result, failure) {
+        // Said by the first process: another's error is said with its rank.
+        (Ok(_), Some((rank, message))) => Err(format!(
+            "process {rank} of the run could not set it up: {message}"
+        )),
+        (result, _) => result,
     }
 }
 
@@ -341,23 +340,6 @@ fn one_seed_if_distributed(scenario: &Scenario, process: &Process) -> Result<(),
              run it with --set seeds=1, and the other seeds as a sweep (`talus sweep FILE \
              --seeds {seeds}`) or one process each"
         ));
-    }
-    Ok(())
-}
-
-/// Joins the world of a resumed run to the other processes of a distributed run: each
-/// process holds and steps the grains of its region from the first step
-/// ([`talus_sim::World::decompose`]).
-fn distribute(runner: &mut Runner, process: &Process, rebalance_every: u64) -> Result<(), String> {
-    if let Some(exchange) = process.exchange() {
-        runner
-            .exp
-            .world
-            .decompose(exchange, rebalance_every)
-            .map_err(|e| e.to_string())?;
-        if !process.is_first() {
-            runner.without_outputs();
-        }
     }
     Ok(())
 }
@@ -461,13 +443,26 @@ pub fn resume_dir(args: &ResumeArgs, process: &Process) -> Result<ExitCode, Stri
         };
         let registry = ForceModelRegistry::default();
         let threads = process.default_threads(args.threads);
-        let mut runner = Runner::resume_in(dir, Some(&args.dir), &registry, threads)
-            .map_err(|e| e.to_string())?;
+        // Over several processes, each reads its share of a checkpoint in pieces.
+        let mut runner = match process.exchange() {
+            Some(exchange) => Runner::resume_decomposed(
+                dir,
+                &args.dir,
+                &registry,
+                threads,
+                exchange,
+                args.rebalance_every,
+            ),
+            None => Runner::resume_in(dir, Some(&args.dir), &registry, threads),
+        }
+        .map_err(|e| e.to_string())?;
         runner.write_pieces_into(&args.dir);
         one_seed_if_distributed(&runner.exp.scenario, process)?;
         Ok((runner, scratch))
     };
     let (mut runner, _scratch) = agreed(process, set_up())?;
+    // The whole run's count, from every process's share (a collective operation).
+    runner.take_stock();
     // A run that ended without its outputs (they failed, or it was killed before its
     // summary) goes on to write them.
     if runner.finished() && runner.outputs_written() {
@@ -481,7 +476,9 @@ pub fn resume_dir(args: &ResumeArgs, process: &Process) -> Result<ExitCode, Stri
         );
         return print_summary(runner.out_dir());
     }
-    distribute(&mut runner, process, args.rebalance_every)?;
+    if !process.is_first() {
+        runner.without_outputs();
+    }
     if !args.quiet && process.is_first() {
         eprintln!(
             "resuming at t = {:.6} s (step {} of {}){}",

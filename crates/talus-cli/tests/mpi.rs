@@ -535,6 +535,28 @@ fn a_killed_two_process_run_resumes_on_three_processes_and_on_one() {
         "a checkpoint in two pieces"
     );
 
+    // A copy with a piece damaged: the process that reads it refuses, and so do all.
+    let broken = dir.join("broken");
+    let status = Command::new("cp")
+        .args(["-r", killed.to_str().unwrap(), broken.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let piece = checkpoint::piece_file(stopped.pieces.set, 1);
+    let mut bytes = std::fs::read(broken.join(&piece)).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(broken.join(&piece), bytes).unwrap();
+    let mut c = mpirun(2);
+    c.args(["resume", broken.to_str().unwrap(), "--quiet"]);
+    let out = c.output().expect("mpirun starts");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "resumed from a damaged piece: {err}");
+    assert!(
+        err.contains("checksum") && err.contains(&piece),
+        "the damaged piece named: {err}"
+    );
+
     // A copy resumed by a single process, the original on three.
     let copy = dir.join("copy");
     let status = Command::new("cp")

@@ -239,28 +239,62 @@ pub fn read_without_history(path: &Path) -> Result<Checkpoint, ScenarioError> {
 /// # Errors
 /// As [`read_without_history`].
 pub fn read_without_history_in(path: &Path, pieces: &Path) -> Result<Checkpoint, ScenarioError> {
-    let (body, _) = read_framed(path, MAGIC, "a talus checkpoint")?;
-    let mut cp: Checkpoint =
-        postcard::from_bytes(&body).map_err(|e| ScenarioError::Checkpoint {
-            path: path.to_path_buf(),
-            problem: format!("does not decode ({e}); {DAMAGED}"),
-        })?;
+    let mut cp = read_file(path)?;
     if cp.pieces.records.is_empty() {
         return Ok(cp);
     }
-    let parts = cp
-        .pieces
-        .records
-        .iter()
-        .enumerate()
-        .map(|(rank, &record)| read_piece(&pieces.join(piece_file(cp.pieces.set, rank)), record))
-        .collect::<Result<Vec<_>, _>>()?;
+    let parts = read_pieces(&cp, pieces, |_| true)?;
     let frame = SnapshotFrame {
         world: cp.world,
         ids: cp.pieces.ids,
     };
     cp.world = frame.assembled(parts);
     Ok(cp)
+}
+
+/// The checkpoint file `path` alone: for a checkpoint in pieces, `world` is the frame.
+fn read_file(path: &Path) -> Result<Checkpoint, ScenarioError> {
+    let (body, _) = read_framed(path, MAGIC, "a talus checkpoint")?;
+    postcard::from_bytes(&body).map_err(|e| ScenarioError::Checkpoint {
+        path: path.to_path_buf(),
+        problem: format!("does not decode ({e}); {DAMAGED}"),
+    })
+}
+
+/// The parts of the pieces of `cp` whose process numbers `take` accepts, read from the run
+/// directory `dir`, each checked against its record.
+fn read_pieces(
+    cp: &Checkpoint,
+    dir: &Path,
+    take: impl Fn(usize) -> bool,
+) -> Result<Vec<SnapshotPart>, ScenarioError> {
+    cp.pieces
+        .records
+        .iter()
+        .enumerate()
+        .filter(|&(rank, _)| take(rank))
+        .map(|(rank, &record)| read_piece(&dir.join(piece_file(cp.pieces.set, rank)), record))
+        .collect()
+}
+
+/// A checkpoint as process `rank` of a decomposed run of `ranks` processes reads it, with
+/// its history and the journal that continues it: for a checkpoint in pieces, `world` is the
+/// frame and the parts are those of the pieces dealt to this process (piece `k` to process
+/// `k mod ranks`), read from the run directory `pieces`; a checkpoint in one file is read
+/// whole (no parts).
+///
+/// # Errors
+/// As [`read_with_journal`], for the pieces this process reads.
+pub fn read_share_with_journal(
+    path: &Path,
+    pieces: &Path,
+    rank: usize,
+    ranks: usize,
+) -> Result<(Checkpoint, Vec<SnapshotPart>, Journal), ScenarioError> {
+    let mut cp = read_file(path)?;
+    let parts = read_pieces(&cp, pieces, |k| k % ranks.max(1) == rank)?;
+    let journal = restore_journal(path, &mut cp)?;
+    Ok((cp, parts, journal))
 }
 
 /// The part in the piece `path` the checkpoint recorded as `record`.
@@ -341,9 +375,15 @@ pub fn read_with_journal_in(
     pieces: &Path,
 ) -> Result<(Checkpoint, Journal), ScenarioError> {
     let mut cp = read_without_history_in(path, pieces)?;
-    let history = path.with_file_name(HISTORY_FILE);
-    let journal = Journal::restore(&history, cp.history, &mut cp.state.logs_mut())?;
+    let journal = restore_journal(path, &mut cp)?;
     Ok((cp, journal))
+}
+
+/// The history beside the checkpoint file `path`, read into `cp`'s state, and the journal
+/// that continues it.
+fn restore_journal(path: &Path, cp: &mut Checkpoint) -> Result<Journal, ScenarioError> {
+    let history = path.with_file_name(HISTORY_FILE);
+    Journal::restore(&history, cp.history, &mut cp.state.logs_mut())
 }
 
 /// Reads a checkpoint with its history.

@@ -339,19 +339,94 @@ impl Runner {
         let file = dir.join(CHECKPOINT_FILE);
         let pieces = pieces.map_or_else(|| dir.path().to_path_buf(), Path::to_path_buf);
         let (cp, journal) = checkpoint::read_with_journal_in(&file, &pieces)?;
+        let mut runner =
+            Runner::resumed(dir, cp, journal, registry, threads, |world, snapshot| {
+                world.restore(snapshot)
+            })?;
+        // Before a decomposition every process holds every grain: no collective here.
+        runner.census(&[]);
+        runner.continue_outputs()
+    }
+
+    /// Continues the run whose checkpoint is in `dir` (a copy of the checkpoint file, as
+    /// [`Runner::resume_in`]) as one process of a decomposed run over `exchange`, its regions
+    /// cut anew every `rebalance_every` steps. A checkpoint in pieces is read in shares: this
+    /// process reads the pieces dealt to it alone (piece `k` to process `k mod P`, from the
+    /// run directory `pieces`), and the first step sends each grain to the process whose
+    /// region holds it ([`World::restore_share`]), so that no process holds the whole run; a
+    /// checkpoint in one file is read whole by every process and cut at the first step.
+    /// Makes no collective operation: once every process has resumed, each calls
+    /// [`Runner::take_stock`] before the run goes on.
+    ///
+    /// # Errors
+    /// As [`Runner::resume`], and a process group refused by [`World::decompose`].
+    pub fn resume_decomposed(
+        dir: RunDir,
+        pieces: &Path,
+        registry: &ForceModelRegistry,
+        threads: usize,
+        exchange: Box<dyn Exchange>,
+        rebalance_every: u64,
+    ) -> Result<Runner, ScenarioError> {
+        let file = dir.join(CHECKPOINT_FILE);
+        let (rank, ranks) = (exchange.rank(), exchange.size());
+        let (cp, parts, journal) = checkpoint::read_share_with_journal(&file, pieces, rank, ranks)?;
+        let ids = (!cp.pieces.records.is_empty()).then_some(cp.pieces.ids);
+        let runner =
+            Runner::resumed(
+                dir,
+                cp,
+                journal,
+                registry,
+                threads,
+                |world, snapshot| match ids {
+                    Some(ids) => world.restore_share(
+                        SnapshotFrame {
+                            world: snapshot,
+                            ids,
+                        },
+                        parts,
+                        exchange,
+                        rebalance_every,
+                    ),
+                    None => world
+                        .restore(snapshot)
+                        .and_then(|()| world.decompose(exchange, rebalance_every)),
+                },
+            )?;
+        runner.continue_outputs()
+    }
+
+    /// Counts the whole run's grains and kinetic energy, for a summary written before the
+    /// next row of the time series (a collective operation in a decomposed run: every
+    /// process calls it at the same point).
+    pub fn take_stock(&mut self) {
+        self.census(&[]);
+    }
+
+    /// The runner of the run in `cp` (read from `dir`'s checkpoint, with its `journal`), its
+    /// world built from the scenario and the shapes the run started with and given the
+    /// checkpoint's state by `restore`.
+    fn resumed(
+        dir: RunDir,
+        cp: checkpoint::Checkpoint,
+        journal: Journal,
+        registry: &ForceModelRegistry,
+        threads: usize,
+        restore: impl FnOnce(&mut talus_sim::World, WorldSnapshot) -> Result<(), talus_sim::SimError>,
+    ) -> Result<Runner, ScenarioError> {
+        let file = dir.join(CHECKPOINT_FILE);
         let pieces_set = (!cp.pieces.records.is_empty()).then_some(cp.pieces.set);
         let source = PathBuf::from(&cp.source);
         let scenario = parse(&cp.scenario, &source)?;
         // The shapes the run started with, not the files, which may have changed since.
         let mut exp = build_with_shapes(&scenario, &source, cp.shapes, registry, threads, false)?;
-        exp.world
-            .restore(cp.world)
-            .map_err(|e| ScenarioError::Checkpoint {
-                path: file.clone(),
-                problem: e.to_string(),
-            })?;
+        restore(&mut exp.world, cp.world).map_err(|e| ScenarioError::Checkpoint {
+            path: file.clone(),
+            problem: e.to_string(),
+        })?;
         let state = cp.state;
-        // Population membership of the grains, from the state.
+        // Population membership of the grains this process holds, from the state.
         for pop in &mut exp.populations {
             pop.grains.clear();
         }
@@ -364,11 +439,17 @@ impl Runner {
         }
         let mut runner = Runner::new(exp, state, dir, journal, registry);
         runner.pieces_set = pieces_set;
-        // Before a decomposition every process holds every grain: no collective here.
-        runner.census(&[]);
+        Ok(runner)
+    }
+
+    /// A resumed run's outputs made ready to go on: nothing when the run had ended and
+    /// written them; otherwise the summary and report of an earlier session removed and
+    /// the time series and frame list written as the checkpoint has them.
+    fn continue_outputs(mut self) -> Result<Runner, ScenarioError> {
+        let runner = &mut self;
         if runner.finished() && runner.outputs_written() {
             // Nothing to continue: the outputs of the finished run stay as they are.
-            return Ok(runner);
+            return Ok(self);
         }
         // The run goes on, or its outputs are written again (they failed, or the run was
         // killed between its last checkpoint and its summary): a summary of an earlier
@@ -393,7 +474,7 @@ impl Runner {
             let pvd = runner.dir.claim(PVD_FILE)?;
             write_pvd(&pvd, &runner.state.frames).map_err(|source| io_error(&pvd, source))?;
         }
-        Ok(runner)
+        Ok(self)
     }
 
     /// The runner of `exp` in `state`; its stock is taken by the caller (a collective

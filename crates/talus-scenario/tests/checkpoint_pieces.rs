@@ -200,12 +200,22 @@ fn a_kill_while_the_next_pieces_are_written_leaves_a_whole_checkpoint() {
                     }
                     RunDir::open(&own).unwrap()
                 };
-                let mut runner = Runner::resume_in(dir, Some(out), registry, 1).unwrap();
+                let mut runner =
+                    Runner::resume_decomposed(dir, out, registry, 1, Box::new(exchange), 40)
+                        .unwrap();
+                // Each process holds the grains of the piece it read alone until the first
+                // step sends them to their owners.
+                let piece = checkpoint::read(&out.join("checkpoint.bin")).unwrap();
+                let held = piece.world.grains.iter().flatten().count();
+                assert!(
+                    runner.exp.world.ecs().len() < held as u32,
+                    "a share of {held}"
+                );
                 runner.write_pieces_into(out);
                 if rank > 0 {
                     runner.without_outputs();
                 }
-                runner.exp.world.decompose(Box::new(exchange), 40).unwrap();
+                runner.take_stock();
                 runner.run(None, &mut |_| {}).unwrap();
             });
         }

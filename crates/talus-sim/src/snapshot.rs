@@ -202,15 +202,15 @@ fn same_periods(a: &Periodic, b: &Periodic) -> bool {
 }
 
 /// A [`SimError::SnapshotMismatch`].
-fn mismatch(what: impl Into<String>) -> SimError {
+pub(crate) fn mismatch(what: impl Into<String>) -> SimError {
     SimError::SnapshotMismatch { what: what.into() }
 }
 
-fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), SimError> {
+pub(crate) fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), SimError> {
     if ok { Ok(()) } else { Err(mismatch(what())) }
 }
 
-fn load_is_finite(load: &Load) -> bool {
+pub(crate) fn load_is_finite(load: &Load) -> bool {
     load.force.is_finite() && load.torque.is_finite()
 }
 
@@ -229,7 +229,7 @@ fn state_is_finite(state: &IntegratorState) -> bool {
     }
 }
 
-fn feature_fits(feature: Feature, poly: Option<&ConvexPolyhedron>) -> bool {
+pub(crate) fn feature_fits(feature: Feature, poly: Option<&ConvexPolyhedron>) -> bool {
     poly.is_none_or(|p| feature.is_valid_for(p))
 }
 
@@ -431,6 +431,64 @@ impl World {
         Ok(())
     }
 
+    /// Checks grain `slot`'s state `g` against the world (its shape, material and inertia,
+    /// a finite pose and integrator state of `integrator`).
+    pub(crate) fn check_grain(
+        &self,
+        slot: usize,
+        g: &GrainSnapshot,
+        integrator: IntegratorKind,
+    ) -> Result<(), SimError> {
+        let shape = self.shapes.get(g.shape).map_err(|_| {
+            mismatch(format!(
+                "grain {slot} has shape {}; the world has {} shapes",
+                g.shape.0,
+                self.shapes.shapes().len()
+            ))
+        })?;
+        let material = self.materials.get(g.material.0 as usize).ok_or_else(|| {
+            mismatch(format!(
+                "grain {slot} has material {}; the world has {} materials",
+                g.material.0,
+                self.materials.len()
+            ))
+        })?;
+        let rotation = g.pose.rotation;
+        check(
+            g.pose.position.is_finite()
+                && rotation.is_finite()
+                && (rotation.length() - 1.0).abs() < 1e-6,
+            || format!("grain {slot}: pose {:?}", g.pose),
+        )?;
+        let expected = Inertia {
+            mass: material.density * shape.volume,
+            principal: shape.unit_inertia * material.density,
+        };
+        let bits = |i: &Inertia| (i.mass.to_bits(), i.principal.to_array().map(f64::to_bits));
+        check(bits(&g.inertia) == bits(&expected), || {
+            format!(
+                "grain {slot}: inertia {:?} differs from {:?} of shape {} with material {} \
+                 (were the shapes or materials rebuilt differently?)",
+                g.inertia, expected, g.shape.0, g.material.0
+            )
+        })?;
+        let kind_fits = match g.motion {
+            IntegratorState::Gear(_) => integrator == IntegratorKind::Gear,
+            IntegratorState::Verlet(_) => integrator == IntegratorKind::Verlet,
+            IntegratorState::Fresh { .. } => true,
+        };
+        check(kind_fits, || {
+            format!(
+                "grain {slot} has a state of another integrator than {:?}",
+                integrator
+            )
+        })?;
+        check(state_is_finite(&g.motion), || {
+            format!("grain {slot}: integrator state is not finite")
+        })?;
+        Ok(())
+    }
+
     /// Checks `s` against the world; returns its proxies.
     fn check_snapshot(&self, s: &WorldSnapshot) -> Result<Vec<Body>, SimError> {
         check(s.format == SNAPSHOT_FORMAT, || {
@@ -568,54 +626,9 @@ impl World {
 
         // Grains.
         for (slot, grain) in s.grains.iter().enumerate() {
-            let Some(g) = grain else { continue };
-            let shape = self.shapes.get(g.shape).map_err(|_| {
-                mismatch(format!(
-                    "grain {slot} has shape {}; the world has {} shapes",
-                    g.shape.0,
-                    self.shapes.shapes().len()
-                ))
-            })?;
-            let material = self.materials.get(g.material.0 as usize).ok_or_else(|| {
-                mismatch(format!(
-                    "grain {slot} has material {}; the world has {} materials",
-                    g.material.0,
-                    self.materials.len()
-                ))
-            })?;
-            let rotation = g.pose.rotation;
-            check(
-                g.pose.position.is_finite()
-                    && rotation.is_finite()
-                    && (rotation.length() - 1.0).abs() < 1e-6,
-                || format!("grain {slot}: pose {:?}", g.pose),
-            )?;
-            let expected = Inertia {
-                mass: material.density * shape.volume,
-                principal: shape.unit_inertia * material.density,
-            };
-            let bits = |i: &Inertia| (i.mass.to_bits(), i.principal.to_array().map(f64::to_bits));
-            check(bits(&g.inertia) == bits(&expected), || {
-                format!(
-                    "grain {slot}: inertia {:?} differs from {:?} of shape {} with material {} \
-                     (were the shapes or materials rebuilt differently?)",
-                    g.inertia, expected, g.shape.0, g.material.0
-                )
-            })?;
-            let kind_fits = match g.motion {
-                IntegratorState::Gear(_) => s.integrator == IntegratorKind::Gear,
-                IntegratorState::Verlet(_) => s.integrator == IntegratorKind::Verlet,
-                IntegratorState::Fresh { .. } => true,
-            };
-            check(kind_fits, || {
-                format!(
-                    "grain {slot} has a state of another integrator than {:?}",
-                    s.integrator
-                )
-            })?;
-            check(state_is_finite(&g.motion), || {
-                format!("grain {slot}: integrator state is not finite")
-            })?;
+            if let Some(g) = grain {
+                self.check_grain(slot, g, s.integrator)?;
+            }
         }
         check(s.grains.is_empty() == s.extremes.is_empty(), || {
             "grain kinds present without grains or missing with grains".to_string()

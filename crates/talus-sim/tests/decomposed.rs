@@ -7,14 +7,16 @@
 //! without grains; a world cut before its grains are added holds a part from the start; a
 //! process whose work costs more is given less at the next cut, with the same bits; and a
 //! checkpoint gathered from 2 processes resumes on 3 and on 1 with the bits of the
-//! uninterrupted run.
+//! uninterrupted run, and so does one in pieces (each process's share, put together or
+//! restored in shares on 1–4 processes, each holding only the pieces it read until the
+//! first cut sends the grains to their owners).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use talus_geom::glam::DVec3;
-use talus_sim::distribute::Exchange;
 use talus_sim::distribute::Traffic;
+use talus_sim::distribute::{Exchange, SnapshotFrame, SnapshotPart, SnapshotShare};
 use talus_sim::force::{
     Coefficients, ContactInput, ContactLoad, ForceModel, ForceModelRegistry, SideSprings,
 };
@@ -68,6 +70,19 @@ struct Trace {
     held: Vec<usize>,
     /// The length of the per-grain arrays after each step.
     slots: Vec<usize>,
+}
+
+impl Trace {
+    /// The grains and shared values of the steps after the first `steps`.
+    fn after(&self, steps: usize) -> Trace {
+        Trace {
+            grains: self.grains[steps..].to_vec(),
+            shared: self.shared[steps..].to_vec(),
+            positions: Vec::new(),
+            held: Vec::new(),
+            slots: Vec::new(),
+        }
+    }
 }
 
 fn trace(w: &mut World, steps: usize) -> Trace {
@@ -325,14 +340,115 @@ fn a_checkpoint_of_two_processes_resumes_on_three_and_on_one() {
     assert!(tail.shared == single.shared[150..], "resumed on 1 process");
     // On three.
     let traces = decomposed(restored, 3, 5, 150);
-    let later = Trace {
-        grains: single.grains[150..].to_vec(),
-        shared: single.shared[150..].to_vec(),
-        positions: Vec::new(),
-        held: Vec::new(),
-        slots: Vec::new(),
-    };
+    let later = single.after(150);
     assert_same(&later, &traces, "resumed on 3 processes");
+}
+
+#[test]
+fn a_checkpoint_in_pieces_resumes_in_shares_on_one_to_four_processes() {
+    let make = || world(IntegratorKind::Gear, 90);
+    let single = trace(&mut make(), 300);
+    // Each of 3 processes's share after 150 steps (the regions cut every 5), and the
+    // snapshot gathered from them.
+    let shares = on_processes(3, |ex| {
+        let mut w = make();
+        w.decompose(Box::new(ex), 5).unwrap();
+        for _ in 0..150 {
+            w.step();
+        }
+        let gathered = w.gathered_snapshot();
+        let SnapshotShare::Part { frame, part } = w.snapshot_share() else {
+            panic!("a decomposed run's share is a part");
+        };
+        assert_eq!(frame.is_some(), w.rank() == 0, "the frame on the first");
+        (frame, part, gathered)
+    });
+    let frame: SnapshotFrame = shares[0].0.clone().unwrap();
+    let parts: Vec<SnapshotPart> = shares.iter().map(|s| s.1.clone()).collect();
+    assert_eq!(
+        parts.iter().map(SnapshotPart::grain_count).sum::<usize>(),
+        90,
+        "every grain in one part"
+    );
+    // Put together in any order, the parts give the gathered snapshot.
+    let mut reversed = parts.clone();
+    reversed.reverse();
+    assert!(
+        frame.clone().assembled(reversed) == shares[0].2,
+        "assembled"
+    );
+    let later = single.after(150);
+    for ranks in 1..=4 {
+        let traces = on_processes(ranks, |ex| {
+            let rank = ex.rank();
+            // The pieces dealt in turn: with four processes the last reads none.
+            let mine: Vec<SnapshotPart> = parts
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| k % ranks == rank)
+                .map(|(_, p)| p.clone())
+                .collect();
+            let read: usize = mine.iter().map(SnapshotPart::grain_count).sum();
+            let mut w = scene(IntegratorKind::Gear);
+            w.restore_share(frame.clone(), mine, Box::new(ex), 5)
+                .unwrap();
+            assert_eq!(w.ecs().len() as usize, read, "only the pieces read");
+            assert_eq!(w.steps(), 150);
+            trace(&mut w, 150)
+        });
+        assert_same(&later, &traces, &format!("restored in shares on {ranks}"));
+    }
+}
+
+#[test]
+fn a_share_that_does_not_fit_its_world_is_refused() {
+    let make = || world(IntegratorKind::Gear, 30);
+    let shares = on_processes(2, |ex| {
+        let mut w = make();
+        w.decompose(Box::new(ex), 5).unwrap();
+        for _ in 0..20 {
+            w.step();
+        }
+        match w.snapshot_share() {
+            SnapshotShare::Part { frame, part } => (frame, part),
+            SnapshotShare::Whole(_) => panic!("a part"),
+        }
+    });
+    let frame = shares[0].0.clone().unwrap();
+    let parts: Vec<SnapshotPart> = shares.iter().map(|s| s.1.clone()).collect();
+    let refused = |frame: SnapshotFrame,
+                   parts: Vec<SnapshotPart>,
+                   integrator: IntegratorKind,
+                   expect: &str| {
+        let errors = on_processes(1, |ex| {
+            let mut w = scene(integrator);
+            w.restore_share(frame.clone(), parts.clone(), Box::new(ex), 5)
+                .map(drop)
+                .unwrap_err()
+                .to_string()
+        });
+        assert!(
+            errors[0].contains(expect),
+            "{expect:?} not in {:?}",
+            errors[0]
+        );
+    };
+    // A grain in two pieces.
+    let twice = vec![parts[0].clone(), parts[0].clone()];
+    refused(frame.clone(), twice, IntegratorKind::Gear, "in two pieces");
+    // Another integrator.
+    refused(
+        frame.clone(),
+        parts.clone(),
+        IntegratorKind::Verlet,
+        "integrator",
+    );
+    // Fewer grain ids than the pieces hold.
+    let short = SnapshotFrame {
+        ids: 3,
+        ..frame.clone()
+    };
+    refused(short, parts.clone(), IntegratorKind::Gear, "grain ids");
 }
 
 /// Steps `w` 300 steps, pouring five grains (the same on every process) every 60 steps and

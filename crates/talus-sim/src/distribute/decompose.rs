@@ -71,14 +71,18 @@ use crate::broad::ProxyPair;
 use crate::contact::{Contact, ContactForce, History};
 use crate::error::SimError;
 use crate::integrate::{GearState, Inertia, Kinematics, Load, VerletState};
+use crate::kind::GrainKind;
 use crate::load_sums::{grain_key, identity_key};
 use crate::material::MaterialId;
 use crate::numbering::GrainNumbering;
 use crate::periodic::ImageCount;
 use crate::shape::ShapeId;
-use crate::snapshot::{ContactSnapshot, GrainSnapshot, WorldSnapshot, spawn_grain};
+use crate::snapshot::{
+    ContactSnapshot, GrainSnapshot, WorldSnapshot, check, feature_fits, load_is_finite, mismatch,
+    spawn_grain,
+};
 use crate::step::{StepCounts, enclose, grain_box};
-use crate::wall::WallId;
+use crate::wall::{WallGeometry, WallId};
 use crate::wall_sums::WallSums;
 use crate::world::{Body, BodyRef, Fresh, GrainId, GrainState, Slot, World};
 
@@ -104,6 +108,9 @@ pub(crate) struct Decomposition {
     pub(crate) size: u32,
     rebalance_every: u64,
     regions: Option<Bisection>,
+    /// Before the first cut, whether each process holds a share of the grains (those of
+    /// the pieces of a checkpoint it read, [`World::restore_share`]) rather than all.
+    share: bool,
     /// Per slot: whether the grain is here, and how.
     pub(crate) held: Vec<Held>,
     /// Pair states that arrived with a migrating grain before their pair was listed here.
@@ -195,6 +202,12 @@ fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> T {
 
 impl Decomposition {
     /// Slot `slot` was just placed (new or taken again): nothing is held in it yet.
+    /// Whether every process holds every grain: a world decomposed but not cut yet, and
+    /// not restored in shares.
+    fn holds_everything(&self) -> bool {
+        self.regions.is_none() && !self.share
+    }
+
     pub(crate) fn hold_new(&mut self, slot: usize) {
         if slot == self.held.len() {
             self.held.push(Held::Absent);
@@ -284,6 +297,7 @@ impl World {
             size: size as u32,
             rebalance_every,
             regions: None,
+            share: false,
             held,
             stash: FxHashMap::default(),
             owners: Vec::new(),
@@ -341,6 +355,133 @@ impl World {
         Ok(())
     }
 
+    /// Restores this process's share of a checkpoint written in pieces and makes the world
+    /// one process of a decomposed run over `exchange` (see [`World::decompose`]): `frame`
+    /// is the checkpoint's frame (the same on every process) and `parts` the pieces this
+    /// process read, every piece read by exactly one process of the group (the pieces may be
+    /// dealt to the processes in any way, some processes reading none). The world must hold
+    /// no grain. At the first step the regions are cut from sums over the processes, and
+    /// every grain goes to the process whose region holds it with the states of the pairs it
+    /// keys, as a migrating grain does: no process holds more than the pieces it read, and
+    /// the run goes on with the bits of the single process.
+    ///
+    /// # Errors
+    /// As [`World::restore`] for the frame and the grains (a grain is checked against the
+    /// world as a restored one is; a pair's cached features against the bodies this process
+    /// holds), [`SimError::SnapshotMismatch`] for a grain id past the frame's ids or in two
+    /// parts, and as [`World::decompose`].
+    pub fn restore_share(
+        &mut self,
+        frame: SnapshotFrame,
+        parts: Vec<SnapshotPart>,
+        exchange: Box<dyn Exchange>,
+        rebalance_every: u64,
+    ) -> Result<(), SimError> {
+        let SnapshotFrame { mut world, ids } = frame;
+        // The frame as a world of walls alone; the kinds of grain after its checks.
+        let extremes = std::mem::take(&mut world.extremes);
+        world.proxies = (0..self.walls.len() as u32)
+            .map(|w| BodyRef::Wall(WallId(w)))
+            .collect();
+        world.grains = Vec::new();
+        world.pending = Vec::new();
+        world.contacts = Vec::new();
+        let dt = world.dt;
+        self.restore(world)?;
+        // An empty broad phase, as at a first cut: every pair, of walls too, starts at the
+        // first step (the walls' boxes are computed anew there).
+        self.broad = self.params.broad_phase.build(self.params.periodic);
+        self.events.clear();
+        check(extremes.iter().all(GrainKind::is_valid), || {
+            format!("grain kinds {extremes:?}")
+        })?;
+        self.check_time_step(dt, self.laws.all(), &extremes)?;
+        self.extremes = extremes;
+        let integrator = self.params.integrator;
+        let mut grains = Vec::new();
+        let mut pairs = Vec::new();
+        for part in parts {
+            for (id, g, pending, _) in part.grains {
+                // A grain removed in the checkpoint's step left its box alone: the broad
+                // phase of a decomposed run is built anew at the first cut.
+                let Some(g) = g else { continue };
+                check(id < ids, || {
+                    format!("grain {id} in a checkpoint of {ids} grain ids")
+                })?;
+                self.check_grain(id as usize, &g, integrator)?;
+                check(load_is_finite(&pending), || {
+                    format!("grain {id}: pending load is not finite")
+                })?;
+                grains.push((id, g, pending));
+            }
+            // A pair of two walls has no key grain and no state to keep (the first cut
+            // drops it from a world held whole too): the broad phase lists it afresh.
+            pairs.extend(
+                part.pairs
+                    .into_iter()
+                    .filter(|s| u32::try_from(s.first.min(s.second)).is_ok()),
+            );
+        }
+        let shapes: FxHashMap<u32, ShapeId> =
+            grains.iter().map(|(id, g, _)| (*id, g.shape)).collect();
+        let history_len = self.laws.default.as_ref().map(|m| m.history_len());
+        // Each pair's cached features against its bodies where this process knows them
+        // (its key grain always: a piece holds the pairs its process's grains key).
+        let fits = |key: u64, feature| match u32::try_from(key) {
+            Ok(id) => shapes.get(&id).is_none_or(|&shape| {
+                feature_fits(feature, self.shapes.get(shape).ok().map(|s| &s.body))
+            }),
+            Err(_) => self
+                .walls
+                .get((key & u64::from(u32::MAX)) as usize)
+                .is_some_and(|wall| match &wall.geometry {
+                    WallGeometry::Body(poly) => feature_fits(feature, Some(poly.as_ref())),
+                    WallGeometry::HalfSpace { .. } => feature_fits(feature, None),
+                }),
+        };
+        for s in &pairs {
+            check(
+                history_len == Some(s.history.len())
+                    && s.history.iter().all(|h| h.is_finite())
+                    && s.features.normal_hint.is_finite()
+                    && u32::try_from(s.first.min(s.second))
+                        .is_ok_and(|key| shapes.contains_key(&key))
+                    && fits(s.first, s.features.feature_a)
+                    && fits(s.second, s.features.feature_b),
+                || {
+                    format!(
+                        "the state of the pair of bodies {} and {} does not fit them",
+                        s.first, s.second
+                    )
+                },
+            )?;
+        }
+        self.decompose(exchange, rebalance_every)?;
+        let Some(mut d) = self.decomposition.take() else {
+            return Err(mismatch("the world was not decomposed"));
+        };
+        self.numbering = GrainNumbering::after(ids);
+        let mut result = Ok(());
+        for (id, g, pending) in grains {
+            if self.numbering.slot(id).is_some() {
+                result = Err(mismatch(format!(
+                    "grain {id} in two pieces of the checkpoint"
+                )));
+                break;
+            }
+            let slot = self.slot_here(&mut d, id, g.image);
+            self.slots[slot] = Some(spawn_grain(&mut self.ecs, slot as u32, &g));
+            self.pending[slot] = pending;
+            d.held[slot] = Held::Owned;
+        }
+        for state in pairs {
+            d.stash.insert((state.first, state.second), state);
+        }
+        d.share = true;
+        self.decomposition = Some(d);
+        result
+    }
+
     /// Whether a grain added at `position` (in the periodic box) is kept by this process:
     /// always but in a decomposed run cut before its grains were added, where only the
     /// process whose region holds it keeps it.
@@ -351,6 +492,9 @@ impl World {
                 rank,
                 ..
             }) => regions.owner(position) == *rank,
+            // Restored in shares, not cut yet: the first process keeps it until the first
+            // cut sends it to its owner.
+            Some(d) if d.share => d.rank == 0,
             _ => true,
         }
     }
@@ -381,7 +525,7 @@ impl World {
         };
         let start = Instant::now();
         d.traffic.steps += 1;
-        if d.regions.is_none() {
+        if d.holds_everything() {
             // Every process holds the whole world: all cut it alike, and each keeps its
             // own grains alone.
             let mut points = self.weighted_points(&d);
@@ -390,7 +534,10 @@ impl World {
             d.regions = Some(regions);
             d.steps_at_cut = self.steps;
             d.traffic.rebalances += 1;
-        } else if self.steps % d.rebalance_every == 0 || self.fell_behind(&d) {
+        } else if d.share || self.steps % d.rebalance_every == 0 || self.fell_behind(&d) {
+            // (A world restored in shares is cut this way too, the first time, and its
+            // grains then go to their owners as migrants do.)
+            d.share = false;
             // This process's grains weigh their work at what a unit of it cost here since
             // the last cut (every process knows every process's figures alike).
             let factors = weight_factors(&d.loads_at_cut, &d.traffic.processes)
@@ -418,6 +565,7 @@ impl World {
         }
         let regions = d.regions.clone().expect("cut above");
         let mut outgoing: Vec<Vec<Migrant>> = vec![Vec::new(); d.size as usize];
+        let mut moving: FxHashMap<u32, (u32, usize)> = FxHashMap::default();
         for slot in 0..self.slots.len() {
             if d.held[slot] != Held::Owned {
                 continue;
@@ -430,8 +578,30 @@ impl World {
                 continue;
             }
             if let Some(migrant) = self.migrant(slot, d.rank) {
+                if !d.stash.is_empty() {
+                    moving.insert(migrant.id, (owner, outgoing[owner as usize].len()));
+                }
                 outgoing[owner as usize].push(migrant);
                 self.make_ghost(&mut d, slot, owner);
+            }
+        }
+        // Pair states waiting for their pairs (those of a world restored in shares) go with
+        // their key grain, the grain of the lower id.
+        if !moving.is_empty() {
+            let leaving: Vec<(u64, u64)> = d
+                .stash
+                .keys()
+                .filter(|&&(a, b)| {
+                    u32::try_from(a.min(b)).is_ok_and(|key| moving.contains_key(&key))
+                })
+                .copied()
+                .collect();
+            for pair in leaving {
+                if let Some(state) = d.stash.remove(&pair) {
+                    let key = pair.0.min(pair.1) as u32;
+                    let (owner, k) = moving[&key];
+                    outgoing[owner as usize][k].pairs.push(state);
+                }
             }
         }
         d.traffic.contacts_moved += outgoing
@@ -976,7 +1146,7 @@ impl World {
     pub fn grains_split(&self) -> bool {
         self.decomposition
             .as_ref()
-            .is_some_and(|d| d.size > 1 && d.regions.is_some())
+            .is_some_and(|d| d.size > 1 && !d.holds_everything())
     }
 
     /// What every process found on its own grains, put together: `local` holds what this
@@ -1008,7 +1178,7 @@ impl World {
         let Some(d) = self.decomposition.as_mut() else {
             return local;
         };
-        if d.regions.is_none() {
+        if d.holds_everything() {
             return local;
         }
         let start = Instant::now();
@@ -1185,7 +1355,7 @@ impl World {
     pub fn snapshot_share(&mut self) -> SnapshotShare {
         self.synchronize_contacts();
         match &self.decomposition {
-            Some(d) if d.regions.is_some() => SnapshotShare::Part {
+            Some(d) if !d.holds_everything() => SnapshotShare::Part {
                 frame: (d.rank == 0).then(|| self.snapshot_frame()),
                 part: self.snapshot_part(d),
             },
@@ -1199,7 +1369,7 @@ impl World {
         let Some(mut d) = self.decomposition.take() else {
             return Some(self.snapshot());
         };
-        if d.regions.is_none() {
+        if d.holds_everything() {
             // Not stepped yet since the decomposition: every process holds everything.
             self.decomposition = Some(d);
             return Some(self.snapshot());
