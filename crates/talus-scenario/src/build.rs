@@ -126,8 +126,20 @@ pub struct Experiment {
     /// The shapes read from files, by population (kept in checkpoints).
     pub file_shapes: FileShapes,
     /// Grains placed by the build but not added to the world yet, in the order they are
-    /// to be added: each with its population and its index there.
-    pub(crate) unplaced: Vec<(usize, usize, GrainDesc)>,
+    /// to be added.
+    pub(crate) unplaced: Vec<Unplaced>,
+}
+
+/// A grain placed but not added yet: its population, its index there, and where and how
+/// turned it starts (the rest of its description follows from its population,
+/// [`grain_desc`]). Kept small: a process of a decomposed run holds one per grain of the run
+/// until its own are added.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Unplaced {
+    pub population: u32,
+    pub index: u32,
+    pub position: DVec3,
+    pub orientation: DQuat,
 }
 
 impl Experiment {
@@ -139,7 +151,120 @@ impl Experiment {
 
     /// Where the grains placed but not added yet are, in the order they are to be added.
     pub(crate) fn unplaced_positions(&self) -> Vec<DVec3> {
-        self.unplaced.iter().map(|(_, _, d)| d.position).collect()
+        self.unplaced.iter().map(|u| u.position).collect()
+    }
+
+    /// The description of the placed grain `u`.
+    fn unplaced_desc(&self, u: &Unplaced) -> GrainDesc {
+        let pop = &self.populations[u.population as usize];
+        grain_desc(pop, u.index as usize, u.position, u.orientation)
+    }
+
+    /// Checks that no grain placed but not added yet starts inside a wall or another grain:
+    /// every grain when `own` is none; else (a process of a decomposed run, its regions cut
+    /// before the grains are added) the grains `own` accepts, against the walls and against
+    /// every placed grain whose bounding sphere reaches the box around theirs, so that the
+    /// check holds no more than a process's share of the grains and their neighbours. With
+    /// periodic axes every grain is checked (a grain across a face may meet them).
+    ///
+    /// # Errors
+    /// [`ScenarioError::Invalid`] naming the grain in a wall, or one of two grains that
+    /// overlap.
+    pub(crate) fn check_unplaced(
+        &self,
+        own: Option<&dyn Fn(DVec3) -> bool>,
+    ) -> Result<(), ScenarioError> {
+        let shapes = self.world.shapes();
+        let periodic = &self.world.params().periodic;
+        let view = |u: &Unplaced| {
+            let d = self.unplaced_desc(u);
+            let shape = &shapes.shapes()[d.shape.0 as usize];
+            PlacedGrain {
+                shape: &shape.body,
+                pose: Pose::new(
+                    d.position,
+                    (d.orientation * shape.body_to_input).normalize(),
+                ),
+                radius: shape.radius,
+            }
+        };
+        let own = own.filter(|_| periodic.axes.iter().all(Option::is_none));
+        let radius = |u: &Unplaced| {
+            let pop = &self.populations[u.population as usize];
+            shapes.shapes()[pop.shapes[u.index as usize % pop.shapes.len()].0 as usize].radius
+        };
+        // The grains checked against the walls, and those checked against each other.
+        let (mine, near): (Vec<usize>, Vec<usize>) = match own {
+            None => (
+                (0..self.unplaced.len()).collect(),
+                (0..self.unplaced.len()).collect(),
+            ),
+            Some(own) => {
+                let mine: Vec<usize> = (0..self.unplaced.len())
+                    .filter(|&k| own(self.unplaced[k].position))
+                    .collect();
+                let reach = |u: &Unplaced| {
+                    let r = DVec3::splat(radius(u));
+                    (u.position - r, u.position + r)
+                };
+                let (lo, hi) = mine.iter().fold(
+                    (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
+                    |(lo, hi), &k| {
+                        let (a, b) = reach(&self.unplaced[k]);
+                        (lo.min(a), hi.max(b))
+                    },
+                );
+                let near = (0..self.unplaced.len())
+                    .filter(|&k| {
+                        let (a, b) = reach(&self.unplaced[k]);
+                        a.cmple(hi).all() && b.cmpge(lo).all()
+                    })
+                    .collect();
+                (mine, near)
+            }
+        };
+        let invalid = |u: &Unplaced, problem: String, allowed: &str| ScenarioError::Invalid {
+            path: self.path.clone(),
+            field: format!("grains[{}].placement", u.population),
+            problem,
+            allowed: allowed.to_string(),
+        };
+        for &k in &mine {
+            let u = &self.unplaced[k];
+            let grain = view(u);
+            let images = with_periodic_images(std::slice::from_ref(&grain), periodic);
+            for wall in self.world.walls() {
+                if images.iter().any(|(_, image)| overlaps_wall(image, wall)) {
+                    return Err(invalid(
+                        u,
+                        format!(
+                            "grain {} at ({:.4}, {:.4}, {:.4}) starts inside wall '{}'",
+                            u.index, u.position.x, u.position.y, u.position.z, wall.name
+                        ),
+                        "grains placed clear of every wall",
+                    ));
+                }
+            }
+        }
+        let views: Vec<PlacedGrain> = near.iter().map(|&k| view(&self.unplaced[k])).collect();
+        // With periodic axes, a grain near a face meets what lies across it.
+        let images = with_periodic_images(&views, periodic);
+        let image_views: Vec<PlacedGrain> = images.iter().map(|(_, v)| *v).collect();
+        let pair = first_overlapping_pair(&image_views)
+            .map(|(a, b)| (near[images[a].0], near[images[b].0]))
+            .filter(|(a, b)| a != b);
+        if let Some((a, b)) = pair {
+            let (ua, ub) = (&self.unplaced[a], &self.unplaced[b]);
+            return Err(invalid(
+                ua,
+                format!(
+                    "grain {} at ({:.4}, {:.4}, {:.4}) overlaps grain {} of grains[{}]",
+                    ua.index, ua.position.x, ua.position.y, ua.position.z, ub.index, ub.population
+                ),
+                "grains that do not overlap at the start",
+            ));
+        }
+        Ok(())
     }
 
     /// Adds the grains placed but not added yet (in a world cut before its grains are
@@ -148,7 +273,9 @@ impl Experiment {
     /// # Errors
     /// [`ScenarioError::Engine`] for a grain the world refuses.
     pub(crate) fn add_unplaced(&mut self) -> Result<(), ScenarioError> {
-        for (p, j, desc) in std::mem::take(&mut self.unplaced) {
+        for u in std::mem::take(&mut self.unplaced) {
+            let (p, j) = (u.population as usize, u.index as usize);
+            let desc = self.unplaced_desc(&u);
             let id = self
                 .world
                 .add_grain(desc)
@@ -168,7 +295,8 @@ impl Experiment {
 pub(crate) enum GrainsAtBuild {
     /// Adds them to the world.
     Add,
-    /// Keeps them in [`Experiment::unplaced`] for [`Experiment::add_unplaced`].
+    /// Keeps them in [`Experiment::unplaced`] for [`Experiment::check_unplaced`] and
+    /// [`Experiment::add_unplaced`].
     Defer,
     /// Places none (a resumed run restores its grains from its checkpoint).
     Leave,
@@ -204,17 +332,19 @@ pub fn build(
     threads: usize,
     place_grains: bool,
 ) -> Result<Experiment, ScenarioError> {
-    build_from_files(
-        scenario,
-        path,
-        registry,
-        threads,
-        GrainsAtBuild::from_place(place_grains),
-    )
+    let mut exp = build_from_files(scenario, path, registry, threads, GrainsAtBuild::Defer)?;
+    // No grain may start inside a wall or another grain, whether it is added or not.
+    exp.check_unplaced(None)?;
+    if place_grains {
+        exp.add_unplaced()?;
+    } else {
+        exp.unplaced = Vec::new();
+    }
+    Ok(exp)
 }
 
-/// As [`build`], with the grains placed (and checked) but kept for
-/// [`Experiment::add_unplaced`] instead of added.
+/// As [`build`], with the grains placed but neither checked nor added: kept for
+/// [`Experiment::check_unplaced`] and [`Experiment::add_unplaced`].
 pub(crate) fn build_deferred(
     scenario: &Scenario,
     path: &Path,
@@ -241,7 +371,8 @@ fn build_from_files(
 }
 
 /// As [`build`], with the populations' file shapes given (those of a checkpoint) instead
-/// of read from their files.
+/// of read from their files; with `place_grains` false no grain is placed at all, nor
+/// checked (a resumed run restores its grains, checked when its run started).
 ///
 /// # Errors
 /// As [`build`]; file shapes that do not fit the scenario's populations are an
@@ -467,7 +598,13 @@ fn build_parts(
     }
 
     // Placement: lattice and explicit points now, pouring sites for later.
-    let mut placed: Vec<(usize, usize, GrainDesc)> = Vec::new();
+    let mut placed: Vec<Unplaced> = Vec::new();
+    let place = |p: usize, j: usize, position: DVec3, orientation: DQuat| Unplaced {
+        population: p as u32,
+        index: j as u32,
+        position,
+        orientation,
+    };
     for (p, spec) in s.grains.iter().enumerate() {
         let pop = &mut populations[p];
         let field = format!("grains[{p}].placement");
@@ -500,20 +637,30 @@ fn build_parts(
                     ));
                 }
                 let slack = 0.5 * (spacing - extent);
-                for (j, site) in sites.iter().take(spec.count).enumerate() {
+                let count = if grains == GrainsAtBuild::Leave {
+                    0
+                } else {
+                    spec.count
+                };
+                for (j, site) in sites.iter().take(count).enumerate() {
                     let mut rng = grain_rng(s.seed, p, j);
                     let turned = random_rotation(&mut rng);
                     let orientation = if aligned { DQuat::IDENTITY } else { turned };
                     let position =
                         jittered(*site, slack, jitter.unwrap_or(DEFAULT_JITTER), &mut rng);
-                    placed.push((p, j, grain_desc(pop, j, position, orientation)));
+                    placed.push(place(p, j, position, orientation));
                 }
             }
             Placement::Points(points) => {
-                for (j, q) in points.iter().enumerate() {
+                let count = if grains == GrainsAtBuild::Leave {
+                    0
+                } else {
+                    points.len()
+                };
+                for (j, q) in points.iter().take(count).enumerate() {
                     let mut rng = grain_rng(s.seed, p, j);
                     let orientation = random_rotation(&mut rng);
-                    placed.push((p, j, grain_desc(pop, j, v3(*q), orientation)));
+                    placed.push(place(p, j, v3(*q), orientation));
                 }
             }
             Placement::Pour {
@@ -609,58 +756,6 @@ fn build_parts(
         }
     }
 
-    // No grain may start inside a wall or another grain.
-    {
-        let shapes = world.shapes();
-        let views: Vec<PlacedGrain> = placed
-            .iter()
-            .map(|(_, _, d)| {
-                let shape = &shapes.shapes()[d.shape.0 as usize];
-                PlacedGrain {
-                    shape: &shape.body,
-                    pose: Pose::new(
-                        d.position,
-                        (d.orientation * shape.body_to_input).normalize(),
-                    ),
-                    radius: shape.radius,
-                }
-            })
-            .collect();
-        // With periodic axes, a grain near a face meets what lies across it.
-        let images = with_periodic_images(&views, &world.params().periodic);
-        for (k, view) in &images {
-            let k = *k;
-            for wall in world.walls() {
-                if overlaps_wall(view, wall) {
-                    let (p, j, d) = &placed[k];
-                    return Err(invalid(
-                        &format!("grains[{p}].placement"),
-                        format!(
-                            "grain {j} at ({:.4}, {:.4}, {:.4}) starts inside wall '{}'",
-                            d.position.x, d.position.y, d.position.z, wall.name
-                        ),
-                        "grains placed clear of every wall",
-                    ));
-                }
-            }
-        }
-        let image_views: Vec<PlacedGrain> = images.iter().map(|(_, v)| *v).collect();
-        let pair = first_overlapping_pair(&image_views)
-            .map(|(a, b)| (images[a].0, images[b].0))
-            .filter(|(a, b)| a != b);
-        if let Some((a, b)) = pair {
-            let (pa, ja, da) = &placed[a];
-            let (pb, jb, _) = &placed[b];
-            return Err(invalid(
-                &format!("grains[{pa}].placement"),
-                format!(
-                    "grain {ja} at ({:.4}, {:.4}, {:.4}) overlaps grain {jb} of grains[{pb}]",
-                    da.position.x, da.position.y, da.position.z
-                ),
-                "grains that do not overlap at the start",
-            ));
-        }
-    }
     let mut exp = Experiment {
         scenario: scenario.clone(),
         path: path.to_path_buf(),
@@ -674,8 +769,14 @@ fn build_parts(
             GrainsAtBuild::Leave => Vec::new(),
         },
     };
-    if grains == GrainsAtBuild::Add {
-        exp.add_unplaced()?;
+    match grains {
+        // No grain may start inside a wall or another grain.
+        GrainsAtBuild::Add => {
+            exp.check_unplaced(None)?;
+            exp.add_unplaced()?;
+        }
+        // Checked by the caller, once it knows which of them this process keeps.
+        GrainsAtBuild::Defer | GrainsAtBuild::Leave => {}
     }
     Ok(exp)
 }

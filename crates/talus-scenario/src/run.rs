@@ -231,6 +231,13 @@ impl Runner {
                     context: "processes".into(),
                     message: e.to_string(),
                 })?;
+            // Each process checks its own grains' start and their neighbours' alone.
+            let periodic = exp.world.params().periodic;
+            let world = &exp.world;
+            let own = |p: DVec3| world.keeps_added(periodic.wrap(p).0);
+            exp.check_unplaced(Some(&own))?;
+        } else {
+            exp.check_unplaced(None)?;
         }
         exp.add_unplaced()?;
         dir.remove_earlier_run()?;

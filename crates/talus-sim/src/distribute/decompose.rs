@@ -485,7 +485,7 @@ impl World {
     /// Whether a grain added at `position` (in the periodic box) is kept by this process:
     /// always but in a decomposed run cut before its grains were added, where only the
     /// process whose region holds it keeps it.
-    pub(crate) fn keeps_added(&self, position: DVec3) -> bool {
+    pub fn keeps_added(&self, position: DVec3) -> bool {
         match &self.decomposition {
             Some(Decomposition {
                 regions: Some(regions),
