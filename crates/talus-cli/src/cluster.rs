@@ -1,8 +1,9 @@
 //! The processes of a run: one, or several started by `mpirun` (with the cargo feature
 //! `mpi`), each stepping the grains of its region of one world
 //! ([`talus_sim::distribute::decompose`]). The first process writes the run's files and
-//! talks to the user; the others send it their grains for each output and keep their
-//! working copy of the scenario in a scratch directory of their own, removed at the end.
+//! talks to the user; the others send their measures for each row, write their own pieces
+//! of each frame and checkpoint into the run's directory, and keep their working copy of
+//! the scenario in a scratch directory of their own, removed at the end.
 
 use std::path::{Path, PathBuf};
 

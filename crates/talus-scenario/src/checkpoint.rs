@@ -255,10 +255,21 @@ pub fn read_without_history_in(path: &Path, pieces: &Path) -> Result<Checkpoint,
 /// The checkpoint file `path` alone: for a checkpoint in pieces, `world` is the frame.
 fn read_file(path: &Path) -> Result<Checkpoint, ScenarioError> {
     let (body, _) = read_framed(path, MAGIC, "a talus checkpoint")?;
-    postcard::from_bytes(&body).map_err(|e| ScenarioError::Checkpoint {
+    let bad = |problem: String| ScenarioError::Checkpoint {
         path: path.to_path_buf(),
-        problem: format!("does not decode ({e}); {DAMAGED}"),
-    })
+        problem,
+    };
+    let cp: Checkpoint = postcard::from_bytes(&body)
+        .map_err(|e| bad(format!("does not decode ({e}); {DAMAGED}")))?;
+    // Every grain id the run gave out has its population in the run's state.
+    let known = cp.state.grain_population.len();
+    if !cp.pieces.records.is_empty() && cp.pieces.ids as usize > known {
+        return Err(bad(format!(
+            "names {} grain ids where its run knows {known}; {DAMAGED}",
+            cp.pieces.ids
+        )));
+    }
+    Ok(cp)
 }
 
 /// The parts of the pieces of `cp` whose process numbers `take` accepts, read from the run

@@ -178,6 +178,17 @@ pub struct Journal {
 }
 
 impl Journal {
+    /// The history of a new run at `path` before its file is written (by
+    /// [`Journal::create`], which replaces it): nothing is read or written.
+    pub(crate) fn unwritten(path: &Path) -> Journal {
+        Journal {
+            path: path.to_path_buf(),
+            committed: HistoryMark::EMPTY,
+            persisted: Vec::new(),
+            pending: None,
+        }
+    }
+
     /// Starts the history of a new run at `path` (an earlier file there is replaced).
     ///
     /// # Errors

@@ -141,13 +141,17 @@ pub struct Runner {
     /// The force models the run was built with, for its companion runs (other seeds).
     registry: ForceModelRegistry,
     /// Whether this process writes the run's files (the first of a distributed run does;
-    /// the others send it their grains).
+    /// the others send it their measures and write their own pieces of the frames and
+    /// checkpoints).
     writes_files: bool,
     /// The whole run's grains, as last counted.
     stock: Stock,
     /// The set of piece files the last checkpoint in pieces was written in (the next one
     /// goes into the other, see [`crate::checkpoint`]); none before the first.
     pieces_set: Option<u8>,
+    /// Whether a new run's first files (its history and scenario, in place of an earlier
+    /// run's) are still to be written, by [`Runner::begin`].
+    start_files_pending: bool,
 }
 
 /// The whole run's grain count and kinetic energy, counted at each row of the time series
@@ -215,12 +219,13 @@ impl Runner {
         path: &Path,
         registry: &ForceModelRegistry,
         threads: usize,
-        mut dir: RunDir,
+        dir: RunDir,
         decomposition: Option<(Box<dyn Exchange>, u64)>,
     ) -> Result<Runner, ScenarioError> {
         let mut exp = build_deferred(scenario, path, registry, threads)?;
         // Before any grain is added: the scene's extent counts every grain of the run.
         let limits = Limits::of(&exp);
+        let decomposed = decomposition.is_some();
         if let Some((exchange, rebalance_every)) = decomposition {
             let positions = exp.unplaced_positions();
             exp.world
@@ -240,7 +245,6 @@ impl Runner {
             exp.check_unplaced(None)?;
         }
         exp.add_unplaced()?;
-        dir.remove_earlier_run()?;
         let probes: Vec<Probe> = scenario
             .measurements
             .iter()
@@ -292,12 +296,31 @@ impl Runner {
             limits,
             last_checkpoint: None,
         };
-        let journal = Journal::create(&dir.claim(HISTORY_FILE)?)?;
-        let text = to_ron(scenario)?;
-        let file = dir.claim(SCENARIO_FILE)?;
+        // A decomposed start is checked by each process for its own grains: an earlier run
+        // in the directory is replaced once every process has set up (`begin`), not before.
+        let journal = Journal::unwritten(&dir.join(HISTORY_FILE));
+        let mut runner = Runner::new(exp, state, dir, journal, registry);
+        runner.start_files_pending = true;
+        if !decomposed {
+            runner.write_start_files()?;
+        }
+        Ok(runner)
+    }
+
+    /// Replaces an earlier run in the directory (with `--force`) by this one's first files:
+    /// its history and its scenario.
+    fn write_start_files(&mut self) -> Result<(), ScenarioError> {
+        if !self.start_files_pending {
+            return Ok(());
+        }
+        self.dir.remove_earlier_run()?;
+        self.journal = Journal::create(&self.dir.claim(HISTORY_FILE)?)?;
+        let text = to_ron(&self.exp.scenario)?;
+        let file = self.dir.claim(SCENARIO_FILE)?;
         crate::output::atomic::write_atomic(&file, text.as_bytes())
             .map_err(|source| io_error(&file, source))?;
-        Ok(Runner::new(exp, state, dir, journal, registry))
+        self.start_files_pending = false;
+        Ok(())
     }
 
     /// Writes the outputs of the run's start: the row of time 0, the time series file and
@@ -307,6 +330,7 @@ impl Runner {
     /// # Errors
     /// An output file that cannot be written.
     pub fn begin(&mut self) -> Result<(), ScenarioError> {
+        self.write_start_files()?;
         self.output_row()?;
         if self.writes_files {
             self.write_series(TimeSeries::write)?;
@@ -513,6 +537,7 @@ impl Runner {
                 kinetic_energy: 0.0,
             },
             pieces_set: None,
+            start_files_pending: false,
         }
     }
 
@@ -668,7 +693,12 @@ impl Runner {
             }
         }
         self.state.wall_seconds = wall_before + session.elapsed().as_secs_f64();
-        self.checkpoint()?;
+        // A session that took no step (a finished run resumed to write its outputs) leaves
+        // the checkpoint it resumed from: it holds this state already (the same decision on
+        // every process).
+        if self.exp.world.steps() > session_start_steps {
+            self.checkpoint()?;
+        }
         if seed_count(&self.exp.scenario) > 1 {
             run_companions(
                 &self.exp.scenario,
@@ -690,9 +720,9 @@ impl Runner {
         write_outputs(self, status)
     }
 
-    /// Writes no files from now on: a process of a distributed run other than the first
-    /// steps its part of the run and sends its grains to the first for each row, frame and
-    /// checkpoint, which writes them.
+    /// Writes no files of the run's from now on: a process of a distributed run other than
+    /// the first steps its part of the run, sends its measures to every process for each
+    /// row, and writes only its own pieces of the frames and checkpoints.
     pub fn without_outputs(&mut self) {
         self.writes_files = false;
     }

@@ -182,18 +182,42 @@ fn a_kill_while_the_next_pieces_are_written_leaves_a_whole_checkpoint() {
     assert_same_state(&cp, &after, "beside broken pieces of the next set");
     // Resumed on two processes, the run writes the next set whole and ends as the run done
     // in one go.
+    resume_split(&out, 2);
+    let done = scratch("pieces-killed-done");
+    run_single(&quick, &file, &done, None);
+    let read = |d: &Path| std::fs::read(d.join("timeseries.csv")).unwrap();
+    assert!(read(&done) == read(&out), "the resumed run's time series");
+    let end = checkpoint::read(&out.join("checkpoint.bin")).unwrap();
+    assert_eq!(end.pieces.records.len(), 2);
+    let expected: Vec<String> = (0..2).map(|k| piece_file(end.pieces.set, k)).collect();
+    assert_eq!(pieces_present(&out), expected);
+    for d in [out, done] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// Resumes the run in `out` on `ranks` threads as `talus resume` does under `mpirun`, and
+/// runs it to its end: the first in `out`, the others from a copy of the checkpoint file and
+/// its history in a directory of their own, the pieces read from the run's; each process
+/// holds the grains of the pieces it read alone until the first step sends them to their
+/// owners.
+fn resume_split(out: &Path, ranks: usize) {
     let registry = ForceModelRegistry::default();
+    let held = checkpoint::read(&out.join("checkpoint.bin"))
+        .unwrap()
+        .world
+        .grains
+        .iter()
+        .flatten()
+        .count();
     std::thread::scope(|s| {
-        for (rank, exchange) in ThreadExchange::group(2).into_iter().enumerate() {
-            let (out, registry) = (&out, &registry);
+        for (rank, exchange) in ThreadExchange::group(ranks).into_iter().enumerate() {
+            let registry = &registry;
             s.spawn(move || {
                 let dir = if rank == 0 {
                     RunDir::open(out).unwrap()
                 } else {
-                    // As `talus resume` does on the other processes: a copy of the
-                    // checkpoint file and its history in a directory of its own, the pieces
-                    // read from the run's.
-                    let own = out.with_extension("resumed1");
+                    let own = out.with_extension(format!("resumed{rank}"));
                     std::fs::create_dir_all(&own).unwrap();
                     for f in ["checkpoint.bin", "checkpoint-history.bin", ".talus-files"] {
                         std::fs::copy(out.join(f), own.join(f)).unwrap();
@@ -203,10 +227,6 @@ fn a_kill_while_the_next_pieces_are_written_leaves_a_whole_checkpoint() {
                 let mut runner =
                     Runner::resume_decomposed(dir, out, registry, 1, Box::new(exchange), 40)
                         .unwrap();
-                // Each process holds the grains of the piece it read alone until the first
-                // step sends them to their owners.
-                let piece = checkpoint::read(&out.join("checkpoint.bin")).unwrap();
-                let held = piece.world.grains.iter().flatten().count();
                 assert!(
                     runner.exp.world.ecs().len() < held as u32,
                     "a share of {held}"
@@ -220,17 +240,50 @@ fn a_kill_while_the_next_pieces_are_written_leaves_a_whole_checkpoint() {
             });
         }
     });
-    let done = scratch("pieces-killed-done");
-    run_single(&quick, &file, &done, None);
-    let read = |d: &Path| std::fs::read(d.join("timeseries.csv")).unwrap();
-    assert!(read(&done) == read(&out), "the resumed run's time series");
-    let end = checkpoint::read(&out.join("checkpoint.bin")).unwrap();
-    assert_eq!(end.pieces.records.len(), 2);
-    let expected: Vec<String> = (0..2).map(|k| piece_file(end.pieces.set, k)).collect();
-    assert_eq!(pieces_present(&out), expected);
-    for d in [out.with_extension("resumed1"), out, done] {
-        let _ = std::fs::remove_dir_all(d);
+    for rank in 1..ranks {
+        let _ = std::fs::remove_dir_all(out.with_extension(format!("resumed{rank}")));
     }
+}
+
+/// The summary of the run in `out` without its timings.
+fn summary_without_timings(out: &Path) -> serde_json::Value {
+    let mut summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for key in [
+        "wall_seconds",
+        "grain_steps_per_second",
+        "stage_seconds",
+        "distribution",
+    ] {
+        if let Some(map) = summary.as_object_mut() {
+            map.remove(key);
+        }
+    }
+    summary
+}
+
+#[test]
+fn a_finished_run_resumed_for_its_outputs_keeps_its_checkpoint() {
+    let (file, quick) = quick_box();
+    let out = scratch("pieces-outputs");
+    run_split(&quick, &file, &out, 2, None);
+    let summary = summary_without_timings(&out);
+    // Killed between its last checkpoint and its summary.
+    std::fs::remove_file(out.join("summary.json")).unwrap();
+    let before = std::fs::read(out.join("checkpoint.bin")).unwrap();
+    let pieces_before = pieces_present(&out);
+    resume_split(&out, 2);
+    assert_eq!(
+        summary_without_timings(&out),
+        summary,
+        "the summary written again"
+    );
+    assert!(
+        std::fs::read(out.join("checkpoint.bin")).unwrap() == before,
+        "the checkpoint it resumed from is kept"
+    );
+    assert_eq!(pieces_present(&out), pieces_before);
+    let _ = std::fs::remove_dir_all(out);
 }
 
 #[test]

@@ -18,6 +18,18 @@ fn prepared(
     ranks: usize,
     tag: &str,
 ) -> Vec<Result<usize, String>> {
+    prepared_in(scenario, file, ranks, tag, None)
+}
+
+/// [`prepared`], the first process writing into `first` (replacing an earlier run there)
+/// when given.
+fn prepared_in(
+    scenario: &Scenario,
+    file: &std::path::Path,
+    ranks: usize,
+    tag: &str,
+    first: Option<&std::path::Path>,
+) -> Vec<Result<usize, String>> {
     let registry = ForceModelRegistry::default();
     let results = std::thread::scope(|s| {
         let handles: Vec<_> = ThreadExchange::group(ranks)
@@ -26,8 +38,11 @@ fn prepared(
             .map(|(rank, exchange)| {
                 let registry = &registry;
                 s.spawn(move || {
-                    let dir =
-                        RunDir::create(&scratch(&format!("{tag}-{ranks}-{rank}")), true).unwrap();
+                    let own = match first {
+                        Some(first) if rank == 0 => first.to_path_buf(),
+                        _ => scratch(&format!("{tag}-{ranks}-{rank}")),
+                    };
+                    let dir = RunDir::create(&own, true).unwrap();
                     Runner::prepare_in(
                         scenario,
                         file,
@@ -88,4 +103,40 @@ fn each_process_checks_its_own_start_and_an_overlap_is_still_found() {
         );
         assert!(held.iter().all(|&h| h < 301), "{ranks} processes: {held:?}");
     }
+}
+
+#[test]
+fn a_start_refused_on_another_process_leaves_the_earlier_run() {
+    let out = scratch("start-earlier");
+    let (file, good) = scenario(
+        "vibrating_box",
+        &[
+            "grains[1].count=60",
+            "time.end=0.002",
+            "outputs.plots=false",
+        ],
+        &[],
+    );
+    Runner::start(&good, &file, &ForceModelRegistry::default(), 1, &out)
+        .unwrap()
+        .run(None, &mut |_| {})
+        .unwrap();
+    let summary = std::fs::read(out.join("summary.json")).unwrap();
+    // Replaced by a start one process refuses: nothing of the earlier run is removed before
+    // every process has set up.
+    // The intruder inside the top of the beads' column: the first process, which holds the
+    // bottom, finds nothing and would go on.
+    let (file, mut bad) = scenario("vibrating_box", &["grains[1].count=600"], &[]);
+    bad.grains[0].placement = Placement::Points(vec![(0.05, 0.025, 0.2)]);
+    for ranks in [2, 3] {
+        let results = prepared_in(&bad, &file, ranks, "start-earlier", Some(&out));
+        assert!(results[0].is_ok(), "{ranks} processes: {results:?}");
+        assert!(results.iter().any(Result::is_err), "{results:?}");
+        assert!(
+            std::fs::read(out.join("summary.json")).is_ok_and(|s| s == summary),
+            "{ranks} processes: the earlier run's summary"
+        );
+        assert!(out.join("timeseries.csv").exists());
+    }
+    let _ = std::fs::remove_dir_all(out);
 }

@@ -39,7 +39,9 @@
 //! Grains are added by the same calls on every process, as the world was built: once the
 //! regions are cut (before the grains are added, with [`World::cut_before_adding`], or by a
 //! step) only the process whose region holds a new grain keeps it, before that every
-//! process does until the first step cuts. A grain is removed by the calls
+//! process does until the first step cuts (in a world restored in shares,
+//! [`World::restore_share`], the first process alone keeps it until then). A grain is
+//! removed by the calls
 //! on the processes that hold it (owner and ghosts); elsewhere [`World::remove_grain`] does
 //! not know it.
 //!
@@ -48,9 +50,9 @@
 //! the faces are found as on a single process.
 //!
 //! The scenario runner reads the whole run through [`World::gather_owned`] (on every
-//! process), [`World::grain_states_on_first`] and [`World::snapshot_on_first`] (on the
-//! first, which writes the run's files), collective operations every process calls at the
-//! same point. The pair and event counts of [`crate::StepStats`]
+//! process) and [`World::grain_states_on_first`] (on the first, which writes the run's
+//! files), collective operations every process calls at the same point; each process takes
+//! its own share of a checkpoint ([`World::snapshot_share`]) and writes it as a piece. The pair and event counts of [`crate::StepStats`]
 //! are those of the pairs each process keys, summed.
 
 use std::time::{Duration, Instant};
@@ -201,13 +203,13 @@ fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> T {
 }
 
 impl Decomposition {
-    /// Slot `slot` was just placed (new or taken again): nothing is held in it yet.
     /// Whether every process holds every grain: a world decomposed but not cut yet, and
     /// not restored in shares.
     fn holds_everything(&self) -> bool {
         self.regions.is_none() && !self.share
     }
 
+    /// Slot `slot` was just placed (new or taken again): nothing is held in it yet.
     pub(crate) fn hold_new(&mut self, slot: usize) {
         if slot == self.held.len() {
             self.held.push(Held::Absent);
@@ -362,8 +364,9 @@ impl World {
     /// dealt to the processes in any way, some processes reading none). The world must hold
     /// no grain. At the first step the regions are cut from sums over the processes, and
     /// every grain goes to the process whose region holds it with the states of the pairs it
-    /// keys, as a migrating grain does: no process holds more than the pieces it read, and
-    /// the run goes on with the bits of the single process.
+    /// keys, as a migrating grain does: no process holds more than the pieces it read (and,
+    /// on the first, the grains added before that step), and the run goes on with the bits
+    /// of the single process.
     ///
     /// # Errors
     /// As [`World::restore`] for the frame and the grains (a grain is checked against the
@@ -439,13 +442,16 @@ impl World {
                     WallGeometry::HalfSpace { .. } => feature_fits(feature, None),
                 }),
         };
+        // The pairs of a grain removed in the checkpoint's step end with it (its box alone
+        // was kept): dropped, as the first cut of a world held whole drops them.
+        pairs.retain(|s| {
+            u32::try_from(s.first.min(s.second)).is_ok_and(|key| shapes.contains_key(&key))
+        });
         for s in &pairs {
             check(
                 history_len == Some(s.history.len())
                     && s.history.iter().all(|h| h.is_finite())
                     && s.features.normal_hint.is_finite()
-                    && u32::try_from(s.first.min(s.second))
-                        .is_ok_and(|key| shapes.contains_key(&key))
                     && fits(s.first, s.features.feature_a)
                     && fits(s.second, s.features.feature_b),
                 || {
@@ -483,8 +489,10 @@ impl World {
     }
 
     /// Whether a grain added at `position` (in the periodic box) is kept by this process:
-    /// always but in a decomposed run cut before its grains were added, where only the
-    /// process whose region holds it keeps it.
+    /// outside a decomposed run, and in one whose every process holds every grain (not cut
+    /// yet), always; once the regions are cut (by [`World::cut_before_adding`] or a step),
+    /// by the process whose region holds it alone; in a world restored in shares and not
+    /// cut yet, by the first process alone (the first cut sends it to its owner).
     pub fn keeps_added(&self, position: DVec3) -> bool {
         match &self.decomposition {
             Some(Decomposition {
@@ -1152,15 +1160,15 @@ impl World {
     /// What every process found on its own grains, put together: `local` holds what this
     /// process found on the grains [`World::grains`] lists, and the result what all found,
     /// those of the first process first. Outside a decomposed run, and in one not stepped
-    /// yet (where every process still holds every grain), that is `local` itself. A
-    /// collective operation in a decomposed run: every process calls it at the same point.
+    /// yet whose every process holds every grain, that is `local` itself. A collective
+    /// operation in a decomposed run: every process calls it at the same point.
     pub fn gather_owned<T: Serialize + DeserializeOwned>(&mut self, local: Vec<T>) -> Vec<T> {
         self.gather_parts(local, true)
     }
 
     /// What every process found on its own grains, put together on the first process (in
     /// process order); nothing on the others. Outside a decomposed run, and in one not
-    /// stepped yet, `local` itself on every process. A collective operation in a decomposed
+    /// stepped yet whose every process holds every grain, `local` itself on every process. A collective operation in a decomposed
     /// run: for what only the first process needs (it writes the run's files).
     pub fn gather_owned_on_first<T: Serialize + DeserializeOwned>(
         &mut self,
@@ -1298,7 +1306,7 @@ impl SnapshotFrame {
             .splice(0..0, std::iter::repeat_n(None, ids as usize));
         let proxy_of_key = |key: u64| match u32::try_from(key) {
             Ok(id) => id,
-            Err(_) => ids + (key & u64::from(u32::MAX)) as u32,
+            Err(_) => ids.saturating_add((key & u64::from(u32::MAX)) as u32),
         };
         let mut contacts = Vec::new();
         for part in parts {
@@ -1351,7 +1359,10 @@ impl World {
     /// [`SnapshotFrame::assembled`] into the first process's frame are
     /// [`World::gathered_snapshot`]. A collective operation in a distributed run (whose
     /// processes first bring every pair's state up to date everywhere); a plain
-    /// [`World::snapshot`] on a single process, or before the regions are cut.
+    /// [`World::snapshot`] on a single process, or before the regions are cut while every
+    /// process holds every grain. A world restored in shares gives its share before its
+    /// first step too, but without the grains' boxes (computed at that step): a checkpoint
+    /// is taken after a step.
     pub fn snapshot_share(&mut self) -> SnapshotShare {
         self.synchronize_contacts();
         match &self.decomposition {
@@ -1400,11 +1411,14 @@ impl World {
                         .then(|| (self.numbering.id(slot), g, self.pending[slot], aabb))
                 })
                 .collect(),
+            // With the states still waiting for their pairs (none after a step: a world
+            // restored in shares holds them until its first).
             pairs: self
                 .contacts
                 .iter()
                 .filter(|c| c.owner == d.rank)
                 .map(|c| self.pair_state(c))
+                .chain(d.stash.values().cloned())
                 .collect(),
         }
     }
