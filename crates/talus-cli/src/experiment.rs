@@ -461,8 +461,11 @@ pub fn resume_dir(args: &ResumeArgs, process: &Process) -> Result<ExitCode, Stri
         Ok((runner, scratch))
     };
     let (mut runner, _scratch) = agreed(process, set_up())?;
-    // The whole run's count, from every process's share (a collective operation).
-    runner.take_stock();
+    // The whole run's count, from every process's share (a collective operation; one
+    // process counted its grains when it resumed).
+    if process.is_distributed() {
+        runner.take_stock();
+    }
     // A run that ended without its outputs (they failed, or it was killed before its
     // summary) goes on to write them.
     if runner.finished() && runner.outputs_written() {

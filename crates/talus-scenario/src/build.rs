@@ -176,23 +176,20 @@ impl Experiment {
     ) -> Result<(), ScenarioError> {
         let shapes = self.world.shapes();
         let periodic = &self.world.params().periodic;
+        let shape_of = |u: &Unplaced| &shapes.shapes()[self.unplaced_desc(u).shape.0 as usize];
         let view = |u: &Unplaced| {
-            let d = self.unplaced_desc(u);
-            let shape = &shapes.shapes()[d.shape.0 as usize];
+            let shape = shape_of(u);
             PlacedGrain {
                 shape: &shape.body,
                 pose: Pose::new(
-                    d.position,
-                    (d.orientation * shape.body_to_input).normalize(),
+                    u.position,
+                    (u.orientation * shape.body_to_input).normalize(),
                 ),
                 radius: shape.radius,
             }
         };
         let own = own.filter(|_| periodic.axes.iter().all(Option::is_none));
-        let radius = |u: &Unplaced| {
-            let pop = &self.populations[u.population as usize];
-            shapes.shapes()[pop.shapes[u.index as usize % pop.shapes.len()].0 as usize].radius
-        };
+        let radius = |u: &Unplaced| shape_of(u).radius;
         // The grains checked against the walls, and those checked against each other.
         let (mine, near): (Vec<usize>, Vec<usize>) = match own {
             None => (

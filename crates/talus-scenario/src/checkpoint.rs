@@ -352,16 +352,8 @@ pub fn remove_stale_pieces(
         };
         // Pieces are listed from 0 without gaps: the first one not listed ends them.
         for rank in kept.. {
-            let file = piece_file(set, rank);
-            if !dir.lists(&file) {
+            if !dir.remove_own(&piece_file(set, rank))? {
                 break;
-            }
-            let path = dir.join(&file);
-            match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(ScenarioError::Io { path, source: e });
-                }
-                _ => {}
             }
         }
     }

@@ -57,14 +57,8 @@ pub fn remove_other_layout(
         .map(|k| frame_piece(index, k))
         .take_while(|piece| dir.lists(piece));
     for file in std::iter::once(other_form).chain(stale_pieces) {
-        if files.contains(&file) || !dir.lists(&file) {
-            continue;
-        }
-        let path = dir.join(&file);
-        match std::fs::remove_file(&path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(io_error(&path, source)),
+        if !files.contains(&file) {
+            dir.remove_own(&file)?;
         }
     }
     Ok(())

@@ -485,19 +485,10 @@ impl Runner {
         // The run goes on, or its outputs are written again (they failed, or the run was
         // killed between its last checkpoint and its summary): a summary of an earlier
         // session (a blow-up, a failed output), and its report, no longer hold.
+        // (A file the run did not write, a report of the user's beside a run of a talus
+        // that wrote none, is left alone.)
         for file in [SUMMARY_FILE, REPORT_FILE] {
-            if !runner.dir.lists(file) {
-                // Not written by this run (a report of the user's, beside a run of a talus
-                // that wrote none): left alone.
-                continue;
-            }
-            let path = runner.out.join(file);
-            match std::fs::remove_file(&path) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(io_error(&path, e));
-                }
-                _ => {}
-            }
+            runner.dir.remove_own(file)?;
         }
         // Rows and frames after the checkpoint are written again as the run repeats them.
         runner.write_series(TimeSeries::write)?;

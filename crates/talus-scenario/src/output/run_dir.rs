@@ -546,6 +546,22 @@ impl RunDir {
         self.dir.lists(rel)
     }
 
+    /// Removes the file `rel` when the manifest lists it (one already gone is fine); a
+    /// file the run did not write is left alone. Returns whether the manifest lists it.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Io`] if the file cannot be removed.
+    pub fn remove_own(&self, rel: &str) -> Result<bool, ScenarioError> {
+        if !self.lists(rel) {
+            return Ok(false);
+        }
+        let path = self.join(rel);
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_error(&path, e)),
+            _ => Ok(true),
+        }
+    }
+
     /// Records `rel` in the manifest (once), before the file is first written, and returns
     /// its path. Folders on the way are created.
     ///
