@@ -281,6 +281,12 @@ pub fn run_file(args: &RunArgs, process: &Process) -> Result<ExitCode, String> {
         Ok((runner, scratch, line))
     };
     let (mut runner, _scratch, line) = agreed(process, set_up())?;
+    // Over several processes each adds its own grains now (the regions are cut from where
+    // they are placed, a collective step), and may find one of them in a wall or another.
+    let placed = runner
+        .place_start()
+        .map_err(|e| report_errors(vec![e], &args.overrides));
+    agreed(process, placed)?;
     if !process.is_first() {
         runner.without_outputs();
     }

@@ -51,8 +51,8 @@ impl Limits {
         }
         // Grains placed but not added yet, where they will be (at their image in the
         // periodic box, as the world puts them).
-        for p in exp.unplaced_positions() {
-            include(world.params().periodic.wrap(p).0);
+        for u in exp.all_start_grains() {
+            include(world.params().periodic.wrap(u.position).0);
         }
         for p in &exp.scenario.grains {
             match &p.placement {
@@ -346,11 +346,7 @@ impl Failure {
     ) -> String {
         let world = &exp.world;
         let name = |id: GrainId| {
-            let p = state
-                .grain_population
-                .get(id.0 as usize)
-                .copied()
-                .unwrap_or(0) as usize;
+            let p = state.grain_population.get(id).unwrap_or(0) as usize;
             let pop = exp.populations.get(p).map_or("?", |p| p.name.as_str());
             let at = at
                 .map(|x| format!(" at ({:.4}, {:.4}, {:.4})", x.x, x.y, x.z))

@@ -27,12 +27,13 @@ use crate::error::ScenarioError;
 use crate::grain_shapes::{self, FileShapes};
 use crate::pairs;
 use crate::placement::{
-    MAX_SITES, PlacedGrain, first_overlapping_pair, grain_rng, jittered, lattice_site_count,
-    lattice_sites, overlaps_wall, penetrates, random_rotation, with_periodic_images,
+    Lattice, MAX_SITES, PlacedGrain, lattice_site_count, lattice_sites, overlaps_wall, penetrates,
 };
+use crate::population_ids::PopulationsById;
 use crate::schema::{
     Bounding, BroadPhase, ForceModelSpec, Integrator, Orientation, Placement, Scenario,
 };
+use crate::start_grains::{StartGrains, StartSites};
 use crate::validate::validate;
 use crate::walls::{build_walls, v3};
 
@@ -50,7 +51,9 @@ pub struct Population {
     pub shapes: Vec<ShapeId>,
     /// Its material.
     pub material: MaterialId,
-    /// Its grains placed so far, in order.
+    /// Its grains placed so far that this world holds, in order: all of them on a single
+    /// process, a process's own in a decomposed run (the population of every grain id of
+    /// the run is the runner's [`crate::population_ids::PopulationsById`]).
     pub grains: Vec<GrainId>,
     /// Grains it has in all.
     pub count: usize,
@@ -125,21 +128,10 @@ pub struct Experiment {
     pub critical_dt: f64,
     /// The shapes read from files, by population (kept in checkpoints).
     pub file_shapes: FileShapes,
-    /// Grains placed by the build but not added to the world yet, in the order they are
-    /// to be added.
-    pub(crate) unplaced: Vec<Unplaced>,
-}
-
-/// A grain placed but not added yet: its population, its index there, and where and how
-/// turned it starts (the rest of its description follows from its population,
-/// [`grain_desc`]). Kept small: a process of a decomposed run holds one per grain of the run
-/// until its own are added.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Unplaced {
-    pub population: u32,
-    pub index: u32,
-    pub position: DVec3,
-    pub orientation: DQuat,
+    /// Grains placed by the build but not added to the world yet, per population in the
+    /// order they are to be added (each grain found from its number,
+    /// [`Experiment::start_grains`]).
+    pub(crate) start: Vec<StartGrains>,
 }
 
 impl Experiment {
@@ -148,143 +140,6 @@ impl Experiment {
     pub fn total_grains(&self) -> usize {
         self.populations.iter().map(|p| p.count).sum()
     }
-
-    /// Where the grains placed but not added yet are, in the order they are to be added.
-    pub(crate) fn unplaced_positions(&self) -> Vec<DVec3> {
-        self.unplaced.iter().map(|u| u.position).collect()
-    }
-
-    /// The description of the placed grain `u`.
-    fn unplaced_desc(&self, u: &Unplaced) -> GrainDesc {
-        let pop = &self.populations[u.population as usize];
-        grain_desc(pop, u.index as usize, u.position, u.orientation)
-    }
-
-    /// Checks that no grain placed but not added yet starts inside a wall or another grain:
-    /// every grain when `own` is none; else (a process of a decomposed run, its regions cut
-    /// before the grains are added) the grains `own` accepts, against the walls and against
-    /// every placed grain whose bounding sphere reaches the box around theirs, so that the
-    /// check holds no more than a process's share of the grains and their neighbours. With
-    /// periodic axes every grain is checked (a grain across a face may meet them).
-    ///
-    /// # Errors
-    /// [`ScenarioError::Invalid`] naming the grain in a wall, or one of two grains that
-    /// overlap.
-    pub(crate) fn check_unplaced(
-        &self,
-        own: Option<&dyn Fn(DVec3) -> bool>,
-    ) -> Result<(), ScenarioError> {
-        let shapes = self.world.shapes();
-        let periodic = &self.world.params().periodic;
-        let shape_of = |u: &Unplaced| &shapes.shapes()[self.unplaced_desc(u).shape.0 as usize];
-        let view = |u: &Unplaced| {
-            let shape = shape_of(u);
-            PlacedGrain {
-                shape: &shape.body,
-                pose: Pose::new(
-                    u.position,
-                    (u.orientation * shape.body_to_input).normalize(),
-                ),
-                radius: shape.radius,
-            }
-        };
-        let own = own.filter(|_| periodic.axes.iter().all(Option::is_none));
-        let radius = |u: &Unplaced| shape_of(u).radius;
-        // The grains checked against the walls, and those checked against each other.
-        let (mine, near): (Vec<usize>, Vec<usize>) = match own {
-            None => (
-                (0..self.unplaced.len()).collect(),
-                (0..self.unplaced.len()).collect(),
-            ),
-            Some(own) => {
-                let mine: Vec<usize> = (0..self.unplaced.len())
-                    .filter(|&k| own(self.unplaced[k].position))
-                    .collect();
-                let reach = |u: &Unplaced| {
-                    let r = DVec3::splat(radius(u));
-                    (u.position - r, u.position + r)
-                };
-                let (lo, hi) = mine.iter().fold(
-                    (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-                    |(lo, hi), &k| {
-                        let (a, b) = reach(&self.unplaced[k]);
-                        (lo.min(a), hi.max(b))
-                    },
-                );
-                let near = (0..self.unplaced.len())
-                    .filter(|&k| {
-                        let (a, b) = reach(&self.unplaced[k]);
-                        a.cmple(hi).all() && b.cmpge(lo).all()
-                    })
-                    .collect();
-                (mine, near)
-            }
-        };
-        let invalid = |u: &Unplaced, problem: String, allowed: &str| ScenarioError::Invalid {
-            path: self.path.clone(),
-            field: format!("grains[{}].placement", u.population),
-            problem,
-            allowed: allowed.to_string(),
-        };
-        for &k in &mine {
-            let u = &self.unplaced[k];
-            let grain = view(u);
-            let images = with_periodic_images(std::slice::from_ref(&grain), periodic);
-            for wall in self.world.walls() {
-                if images.iter().any(|(_, image)| overlaps_wall(image, wall)) {
-                    return Err(invalid(
-                        u,
-                        format!(
-                            "grain {} at ({:.4}, {:.4}, {:.4}) starts inside wall '{}'",
-                            u.index, u.position.x, u.position.y, u.position.z, wall.name
-                        ),
-                        "grains placed clear of every wall",
-                    ));
-                }
-            }
-        }
-        let views: Vec<PlacedGrain> = near.iter().map(|&k| view(&self.unplaced[k])).collect();
-        // With periodic axes, a grain near a face meets what lies across it.
-        let images = with_periodic_images(&views, periodic);
-        let image_views: Vec<PlacedGrain> = images.iter().map(|(_, v)| *v).collect();
-        let pair = first_overlapping_pair(&image_views)
-            .map(|(a, b)| (near[images[a].0], near[images[b].0]))
-            .filter(|(a, b)| a != b);
-        if let Some((a, b)) = pair {
-            let (ua, ub) = (&self.unplaced[a], &self.unplaced[b]);
-            return Err(invalid(
-                ua,
-                format!(
-                    "grain {} at ({:.4}, {:.4}, {:.4}) overlaps grain {} of grains[{}]",
-                    ua.index, ua.position.x, ua.position.y, ua.position.z, ub.index, ub.population
-                ),
-                "grains that do not overlap at the start",
-            ));
-        }
-        Ok(())
-    }
-
-    /// Adds the grains placed but not added yet (in a world cut before its grains are
-    /// added, those of this process's region; the others take their ids alone).
-    ///
-    /// # Errors
-    /// [`ScenarioError::Engine`] for a grain the world refuses.
-    pub(crate) fn add_unplaced(&mut self) -> Result<(), ScenarioError> {
-        for u in std::mem::take(&mut self.unplaced) {
-            let (p, j) = (u.population as usize, u.index as usize);
-            let desc = self.unplaced_desc(&u);
-            let id = self
-                .world
-                .add_grain(desc)
-                .map_err(|e| ScenarioError::Engine {
-                    path: self.path.clone(),
-                    context: format!("grains[{p}] grain {j}"),
-                    message: e.to_string(),
-                })?;
-            self.populations[p].grains.push(id);
-        }
-        Ok(())
-    }
 }
 
 /// What a build does with the grains it places.
@@ -292,7 +147,7 @@ impl Experiment {
 pub(crate) enum GrainsAtBuild {
     /// Adds them to the world.
     Add,
-    /// Keeps them in [`Experiment::unplaced`] for [`Experiment::check_unplaced`] and
+    /// Keeps their rule in [`Experiment::start`] for [`Experiment::check_unplaced`] and
     /// [`Experiment::add_unplaced`].
     Defer,
     /// Places none (a resumed run restores its grains from its checkpoint).
@@ -333,9 +188,9 @@ pub fn build(
     // No grain may start inside a wall or another grain, whether it is added or not.
     exp.check_unplaced(None)?;
     if place_grains {
-        exp.add_unplaced()?;
+        exp.add_unplaced(&mut PopulationsById::default())?;
     } else {
-        exp.unplaced = Vec::new();
+        exp.start = Vec::new();
     }
     Ok(exp)
 }
@@ -353,7 +208,7 @@ pub(crate) fn build_deferred(
 
 /// The build with the populations' shape files read (after the scenario is validated, so
 /// that a scenario error comes before a file error).
-fn build_from_files(
+pub(crate) fn build_from_files(
     scenario: &Scenario,
     path: &Path,
     registry: &ForceModelRegistry,
@@ -595,12 +450,16 @@ fn build_parts(
     }
 
     // Placement: lattice and explicit points now, pouring sites for later.
-    let mut placed: Vec<Unplaced> = Vec::new();
-    let place = |p: usize, j: usize, position: DVec3, orientation: DQuat| Unplaced {
+    let mut start: Vec<StartGrains> = Vec::new();
+    let starting = |p: usize, count: usize, sites: StartSites| StartGrains {
         population: p as u32,
-        index: j as u32,
-        position,
-        orientation,
+        count: if grains == GrainsAtBuild::Leave {
+            0
+        } else {
+            count
+        },
+        sites,
+        seed: s.seed,
     };
     for (p, spec) in s.grains.iter().enumerate() {
         let pop = &mut populations[p];
@@ -622,7 +481,6 @@ fn build_parts(
                 };
                 let spacing = extent * grow;
                 let available = lattice_site_count(v3(*min), v3(*max), spacing);
-                let sites = lattice_sites(v3(*min), v3(*max), spacing, spec.count);
                 if available < spec.count as u64 {
                     return Err(invalid(
                         &field,
@@ -633,32 +491,17 @@ fn build_parts(
                         "a region large enough for count grains (or a smaller count or gap)",
                     ));
                 }
-                let slack = 0.5 * (spacing - extent);
-                let count = if grains == GrainsAtBuild::Leave {
-                    0
-                } else {
-                    spec.count
+                let sites = StartSites::Lattice {
+                    lattice: Lattice::new(v3(*min), v3(*max), spacing),
+                    slack: 0.5 * (spacing - extent),
+                    jitter: jitter.unwrap_or(DEFAULT_JITTER),
+                    aligned,
                 };
-                for (j, site) in sites.iter().take(count).enumerate() {
-                    let mut rng = grain_rng(s.seed, p, j);
-                    let turned = random_rotation(&mut rng);
-                    let orientation = if aligned { DQuat::IDENTITY } else { turned };
-                    let position =
-                        jittered(*site, slack, jitter.unwrap_or(DEFAULT_JITTER), &mut rng);
-                    placed.push(place(p, j, position, orientation));
-                }
+                start.push(starting(p, spec.count, sites));
             }
             Placement::Points(points) => {
-                let count = if grains == GrainsAtBuild::Leave {
-                    0
-                } else {
-                    points.len()
-                };
-                for (j, q) in points.iter().take(count).enumerate() {
-                    let mut rng = grain_rng(s.seed, p, j);
-                    let orientation = random_rotation(&mut rng);
-                    placed.push(place(p, j, v3(*q), orientation));
-                }
+                let sites = StartSites::Points(points.iter().map(|q| v3(*q)).collect());
+                start.push(starting(p, points.len(), sites));
             }
             Placement::Pour {
                 min,
@@ -761,16 +604,13 @@ fn build_parts(
         walls,
         critical_dt,
         file_shapes,
-        unplaced: match grains {
-            GrainsAtBuild::Add | GrainsAtBuild::Defer => placed,
-            GrainsAtBuild::Leave => Vec::new(),
-        },
+        start,
     };
     match grains {
         // No grain may start inside a wall or another grain.
         GrainsAtBuild::Add => {
             exp.check_unplaced(None)?;
-            exp.add_unplaced()?;
+            exp.add_unplaced(&mut PopulationsById::default())?;
         }
         // Checked by the caller, once it knows which of them this process keeps.
         GrainsAtBuild::Defer | GrainsAtBuild::Leave => {}

@@ -18,6 +18,7 @@ use crate::output::RunDir;
 use crate::output::vtk::{
     GrainFrame, WallFrame, write_grains_pvtu, write_grains_vtu, write_walls_vtu,
 };
+use crate::population_ids::PopulationsById;
 use crate::run::io_error;
 
 /// The two files of frame `index`, relative to the output directory: grains (the parallel
@@ -82,7 +83,7 @@ pub fn write_frame(
     states: &[GrainState],
     out: &Path,
     files: &[String],
-    grain_population: &[u32],
+    grain_population: &PopulationsById,
 ) -> Result<(), ScenarioError> {
     let [grain_file, wall_file] = files else {
         return Err(ScenarioError::Engine {
@@ -104,7 +105,7 @@ pub fn write_grains(
     exp: &Experiment,
     states: &[GrainState],
     path: &Path,
-    grain_population: &[u32],
+    grain_population: &PopulationsById,
 ) -> Result<(), ScenarioError> {
     let shapes = exp.world.shapes();
     let grains: Vec<GrainFrame> = states
@@ -114,7 +115,7 @@ pub fn write_grains(
             Some(GrainFrame {
                 id: g.id.0,
                 material: u32::from(g.material.0),
-                population: grain_population.get(g.id.0 as usize).copied().unwrap_or(0),
+                population: grain_population.get(g.id).unwrap_or(0),
                 shape: &shape.body,
                 pose: g.pose,
                 velocity: g.velocity,

@@ -49,36 +49,77 @@ pub fn lattice_site_count(min: DVec3, max: DVec3, spacing: DVec3) -> u64 {
         .saturating_mul(count(extent.z, spacing.z))
 }
 
-/// The first `limit` centres of a lattice with the given spacing along x, y and z inside
-/// `min`–`max`, bottom layer first (then y, then x), so that they fill the region from the
-/// floor up.
-#[must_use]
-pub fn lattice_sites(min: DVec3, max: DVec3, spacing: DVec3, limit: usize) -> Vec<DVec3> {
-    let extent = max - min;
-    let count = |l: f64, s: f64| (l / s).floor().clamp(0.0, 1e12) as usize;
-    let (nx, ny, nz) = (
-        count(extent.x, spacing.x),
-        count(extent.y, spacing.y),
-        count(extent.z, spacing.z),
-    );
-    // Centre the lattice horizontally so that the side margins are even; the bottom layer
-    // sits on the region's floor, so that grains do not start with a fall.
-    let used = DVec3::new(nx as f64, ny as f64, nz as f64) * spacing;
-    let margin = 0.5 * (extent - used);
-    let origin = min + DVec3::new(margin.x, margin.y, 0.0) + 0.5 * spacing;
-    let total = nx.saturating_mul(ny).saturating_mul(nz);
-    let mut sites = Vec::with_capacity(total.min(limit));
-    'fill: for k in 0..nz {
-        for j in 0..ny {
-            for i in 0..nx {
-                if sites.len() >= limit {
-                    break 'fill;
-                }
-                sites.push(origin + DVec3::new(i as f64, j as f64, k as f64) * spacing);
-            }
+/// The sites of a lattice with a given spacing along x, y and z inside a region, numbered
+/// bottom layer first (then y, then x), so that the first ones fill the region from the
+/// floor up. Site `k` is found from `k` alone: a process of a decomposed run places the
+/// grains it keeps without listing the others.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lattice {
+    /// The centre of site 0.
+    origin: DVec3,
+    spacing: DVec3,
+    /// Sites along x and y, and layers.
+    nx: usize,
+    ny: usize,
+    nz: usize,
+}
+
+impl Lattice {
+    /// The lattice of `spacing` inside `min`–`max`.
+    #[must_use]
+    pub fn new(min: DVec3, max: DVec3, spacing: DVec3) -> Lattice {
+        let extent = max - min;
+        let count = |l: f64, s: f64| (l / s).floor().clamp(0.0, 1e12) as usize;
+        let (nx, ny, nz) = (
+            count(extent.x, spacing.x),
+            count(extent.y, spacing.y),
+            count(extent.z, spacing.z),
+        );
+        // Centre the lattice horizontally so that the side margins are even; the bottom
+        // layer sits on the region's floor, so that grains do not start with a fall.
+        let used = DVec3::new(nx as f64, ny as f64, nz as f64) * spacing;
+        let margin = 0.5 * (extent - used);
+        let origin = min + DVec3::new(margin.x, margin.y, 0.0) + 0.5 * spacing;
+        Lattice {
+            origin,
+            spacing,
+            nx,
+            ny,
+            nz,
         }
     }
-    sites
+
+    /// Number of sites (saturating).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.nx.saturating_mul(self.ny).saturating_mul(self.nz)
+    }
+
+    /// Whether it has no site.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The centre of site `k` (below [`Lattice::len`]).
+    #[must_use]
+    pub fn site(&self, k: usize) -> DVec3 {
+        let (i, j, layer) = (
+            k % self.nx,
+            (k / self.nx) % self.ny,
+            k / (self.nx * self.ny),
+        );
+        self.origin + DVec3::new(i as f64, j as f64, layer as f64) * self.spacing
+    }
+}
+
+/// The first `limit` centres of the [`Lattice`] of `spacing` inside `min`–`max`.
+#[must_use]
+pub fn lattice_sites(min: DVec3, max: DVec3, spacing: DVec3, limit: usize) -> Vec<DVec3> {
+    let lattice = Lattice::new(min, max, spacing);
+    (0..lattice.len().min(limit))
+        .map(|k| lattice.site(k))
+        .collect()
 }
 
 /// The site moved by up to `jitter` of the free space `slack` (per axis, each way).
@@ -273,6 +314,33 @@ mod tests {
             assert!(s.cmpge(DVec3::splat(0.05 - 1e-12)).all());
             assert!(s.cmple(DVec3::new(0.95, 0.45, 0.35) + 1e-12).all());
         }
+    }
+
+    #[test]
+    fn a_site_found_by_its_number_is_the_site_the_layers_list_there() {
+        // The oracle: every site of the region, layer by layer, row by row, x fastest.
+        let (min, max, spacing) = (
+            DVec3::new(-0.3, 0.1, 0.02),
+            DVec3::new(0.41, 0.37, 0.3),
+            DVec3::new(0.07, 0.05, 0.06),
+        );
+        let lattice = Lattice::new(min, max, spacing);
+        let (nx, ny, nz) = (10, 5, 4);
+        assert_eq!(lattice.len(), nx * ny * nz);
+        let margin = 0.5 * ((max - min) - DVec3::new(nx as f64, ny as f64, nz as f64) * spacing);
+        let origin = min + DVec3::new(margin.x, margin.y, 0.0) + 0.5 * spacing;
+        let mut k = 0;
+        for layer in 0..nz {
+            for row in 0..ny {
+                for column in 0..nx {
+                    let site =
+                        origin + DVec3::new(column as f64, row as f64, layer as f64) * spacing;
+                    assert_eq!(lattice.site(k), site, "site {k}");
+                    k += 1;
+                }
+            }
+        }
+        assert!(Lattice::new(min, min + 0.5 * spacing, spacing).is_empty());
     }
 
     #[test]

@@ -30,6 +30,7 @@ use crate::output::csv::{Column, TimeSeries};
 use crate::output::pvd::{PvdEntry, append_pvd, write_pvd};
 use crate::output::run_dir::{HISTORY_FILE, REPORT_FILE, RunDir, SCENARIO_FILE, SUMMARY_FILE};
 use crate::placement::{PlacedGrain, grain_rng, jittered, overlaps_wall_at, random_rotation};
+use crate::population_ids::PopulationsById;
 use crate::probe::{Census, GrainRecord, Probe, Sample, up_direction};
 use crate::schema::Scenario;
 use crate::seeds::{run_companions, seed_count};
@@ -76,8 +77,8 @@ pub struct RunState {
     /// Quiet moments at which a dripped grain had to wait because a grain lay at its
     /// release point, per population.
     pub drip_blocked: Vec<u64>,
-    /// Population of each grain slot.
-    pub grain_population: Vec<u32>,
+    /// Population of each grain id.
+    pub grain_population: PopulationsById,
     /// Frames written so far.
     pub frames: AppendLog<PvdEntry>,
     /// Largest relative overlap seen.
@@ -152,6 +153,9 @@ pub struct Runner {
     /// Whether a new run's first files (its history and scenario, in place of an earlier
     /// run's) are still to be written, by [`Runner::begin`].
     start_files_pending: bool,
+    /// Whether the grains placed at the start of a decomposed run are still to be added, by
+    /// [`Runner::place_start`].
+    start_grains_pending: bool,
 }
 
 /// The whole run's grain count and kinetic energy, counted at each row of the time series
@@ -206,11 +210,11 @@ impl Runner {
     /// A new run as [`Runner::start_in`] but for the outputs of its start, which
     /// [`Runner::begin`] writes. With `decomposition` (the exchange and the rebalancing
     /// interval in steps), this process's part of a run decomposed over the exchange
-    /// ([`talus_sim::World::decompose`]): the world is cut from where the grains are placed
-    /// before they are added ([`talus_sim::World::cut_before_adding`]), so that each process
-    /// holds the grains of its region alone from the start and none ever holds the whole
-    /// run. Makes no collective operation: every process calls [`Runner::begin`] once all
-    /// have set up.
+    /// ([`talus_sim::World::decompose`]), its grains not added yet: every process calls
+    /// [`Runner::place_start`] once all have set up, which cuts the world from where the
+    /// grains are placed before they are added, so that each process holds the grains of
+    /// its region alone from the start and none ever holds the whole run, then
+    /// [`Runner::begin`] once all have placed theirs. Makes no collective operation.
     ///
     /// # Errors
     /// As [`Runner::start_in`].
@@ -227,24 +231,19 @@ impl Runner {
         let limits = Limits::of(&exp);
         let decomposed = decomposition.is_some();
         if let Some((exchange, rebalance_every)) = decomposition {
-            let positions = exp.unplaced_positions();
             exp.world
                 .decompose(exchange, rebalance_every)
-                .and_then(|()| exp.world.cut_before_adding(&positions))
                 .map_err(|e| ScenarioError::Engine {
                     path: path.to_path_buf(),
                     context: "processes".into(),
                     message: e.to_string(),
                 })?;
-            // Each process checks its own grains' start and their neighbours' alone.
-            let periodic = exp.world.params().periodic;
-            let world = &exp.world;
-            let own = |p: DVec3| world.keeps_added(periodic.wrap(p).0);
-            exp.check_unplaced(Some(&own))?;
-        } else {
-            exp.check_unplaced(None)?;
         }
-        exp.add_unplaced()?;
+        let mut grain_population = PopulationsById::default();
+        if !decomposed {
+            exp.check_unplaced(None)?;
+            exp.add_unplaced(&mut grain_population)?;
+        }
         let probes: Vec<Probe> = scenario
             .measurements
             .iter()
@@ -266,16 +265,6 @@ impl Runner {
             Column::new("max_overlap_ratio", "1"),
         ];
         columns.extend(probes.iter().flat_map(Probe::columns));
-        let mut grain_population = Vec::new();
-        for (p, pop) in exp.populations.iter().enumerate() {
-            for id in &pop.grains {
-                let slot = id.0 as usize;
-                if grain_population.len() <= slot {
-                    grain_population.resize(slot + 1, 0);
-                }
-                grain_population[slot] = p as u32;
-            }
-        }
         let n = exp.populations.len();
         let state = RunState {
             series: TimeSeries::new(columns),
@@ -301,10 +290,51 @@ impl Runner {
         let journal = Journal::unwritten(&dir.join(HISTORY_FILE));
         let mut runner = Runner::new(exp, state, dir, journal, registry);
         runner.start_files_pending = true;
+        runner.start_grains_pending = decomposed;
         if !decomposed {
             runner.write_start_files()?;
         }
         Ok(runner)
+    }
+
+    /// Adds the grains placed at the start of a run decomposed over processes
+    /// ([`Runner::prepare_in`]), each process its own: the regions are cut from the
+    /// positions of a share of the grains on each process
+    /// ([`talus_sim::World::cut_before_adding`], a collective operation: every process calls
+    /// this once all have set up), then each process checks its own grains' start, against
+    /// the walls and the grains near them, and adds them. An error is this process's alone:
+    /// every process calls [`Runner::begin`] once all have placed their grains. Does nothing
+    /// on a single process, whose grains [`Runner::prepare_in`] added.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Invalid`] for a grain of this process's region that starts inside
+    /// a wall or another grain; [`ScenarioError::Engine`] for a grain the world refuses.
+    pub fn place_start(&mut self) -> Result<(), ScenarioError> {
+        if !std::mem::take(&mut self.start_grains_pending) {
+            return Ok(());
+        }
+        let exp = &mut self.exp;
+        let count = exp.start_count();
+        let start = &exp.start;
+        let mut positions = |range: std::ops::Range<usize>| {
+            Experiment::grains_of(start, range)
+                .map(|u| u.position)
+                .collect()
+        };
+        exp.world
+            .cut_before_adding(count, &mut positions)
+            .map_err(|e| ScenarioError::Engine {
+                path: exp.path.clone(),
+                context: "processes".into(),
+                message: e.to_string(),
+            })?;
+        // Each process checks its own grains' start and their neighbours' alone.
+        let periodic = exp.world.params().periodic;
+        let world = &exp.world;
+        let own = |p: DVec3| world.keeps_added(periodic.wrap(p).0);
+        exp.check_unplaced(Some(&own))?;
+        exp.add_unplaced(&mut self.state.grain_population)?;
+        Ok(())
     }
 
     /// Replaces an earlier run in the directory (with `--force`) by this one's first files:
@@ -324,12 +354,15 @@ impl Runner {
     }
 
     /// Writes the outputs of the run's start: the row of time 0, the time series file and
-    /// the first frame. A collective operation in a decomposed run (the first process has
+    /// the first frame (placing the start's grains first when [`Runner::place_start`] was
+    /// not called). A collective operation in a decomposed run (the first process has
     /// every process's grains).
     ///
     /// # Errors
     /// An output file that cannot be written.
     pub fn begin(&mut self) -> Result<(), ScenarioError> {
+        // A caller that did not place the start's grains apart has them placed here.
+        self.place_start()?;
         self.write_start_files()?;
         self.output_row()?;
         if self.writes_files {
@@ -462,7 +495,7 @@ impl Runner {
             pop.grains.clear();
         }
         for id in exp.world.grains() {
-            if let Some(&p) = state.grain_population.get(id.0 as usize)
+            if let Some(p) = state.grain_population.get(id)
                 && let Some(pop) = exp.populations.get_mut(p as usize)
             {
                 pop.grains.push(id);
@@ -529,6 +562,7 @@ impl Runner {
             },
             pieces_set: None,
             start_files_pending: false,
+            start_grains_pending: false,
         }
     }
 
@@ -764,12 +798,7 @@ impl Runner {
                     .map(|v| local_up.dot(*v))
                     .fold(f64::NEG_INFINITY, f64::max);
                 Some(GrainRecord {
-                    population: self
-                        .state
-                        .grain_population
-                        .get(state.id.0 as usize)
-                        .copied()
-                        .unwrap_or(0) as usize,
+                    population: self.state.grain_population.get(state.id).unwrap_or(0) as usize,
                     volume: shape.volume,
                     top: up.dot(state.pose.position) + reach,
                     state,
@@ -1288,12 +1317,11 @@ impl Runner {
     }
 
     fn register(&mut self, id: GrainId, population: usize) {
-        let slot = id.0 as usize;
-        if self.state.grain_population.len() <= slot {
-            self.state.grain_population.resize(slot + 1, 0);
+        self.state.grain_population.set(id, population as u32);
+        // A process of a decomposed run lists the grains it holds.
+        if self.exp.world.grain(id).is_ok() {
+            self.exp.populations[population].grains.push(id);
         }
-        self.state.grain_population[slot] = population as u32;
-        self.exp.populations[population].grains.push(id);
     }
 
     fn max_radius(&self) -> f64 {

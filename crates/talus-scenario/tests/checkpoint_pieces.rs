@@ -66,6 +66,7 @@ fn run_split(scenario: &Scenario, file: &Path, out: &Path, ranks: usize, stop_af
                 if rank > 0 {
                     runner.without_outputs();
                 }
+                runner.place_start().unwrap();
                 runner.begin().unwrap();
                 runner.run(stop_after, &mut |_| {}).unwrap();
             });

@@ -11,7 +11,7 @@ use talus_scenario::{Runner, Scenario};
 use talus_sim::distribute::ThreadExchange;
 use talus_sim::force::ForceModelRegistry;
 
-/// What `prepare_in` says on each of `ranks` processes.
+/// What `prepare_in` and `place_start` say on each of `ranks` processes.
 fn prepared(
     scenario: &Scenario,
     file: &std::path::Path,
@@ -51,7 +51,10 @@ fn prepared_in(
                         dir,
                         Some((Box::new(exchange), 50)),
                     )
-                    .map(|runner| runner.exp.world.grain_count())
+                    .and_then(|mut runner| {
+                        runner.place_start()?;
+                        Ok(runner.exp.world.grain_count())
+                    })
                     .map_err(|e| e.to_string())
                 })
             })

@@ -256,17 +256,6 @@ impl World {
             }
         }
         WorldSnapshot {
-            format: SNAPSHOT_FORMAT,
-            time_base: self.time_base,
-            steps_since_base: self.steps_since_base,
-            steps: self.steps,
-            dt: self.params.dt,
-            gravity: self.params.gravity,
-            integrator: self.params.integrator,
-            bounding: self.params.bounding,
-            margin: self.params.margin,
-            periodic: self.params.periodic,
-            force_model: self.laws.default.as_ref().map(|m| m.name().to_string()),
             grains,
             proxies: self
                 .proxies
@@ -289,8 +278,33 @@ impl World {
                     history: c.history.as_slice().to_vec(),
                 })
                 .collect(),
-            wall_loads: self.wall_loads.clone(),
             pending,
+            ..self.snapshot_head()
+        }
+    }
+
+    /// The state of [`World::snapshot`] but for its lists per grain, per proxy and per
+    /// pair, left empty: nothing that grows with the grains (a decomposed run's frame of a
+    /// checkpoint in pieces).
+    pub(crate) fn snapshot_head(&self) -> WorldSnapshot {
+        WorldSnapshot {
+            format: SNAPSHOT_FORMAT,
+            time_base: self.time_base,
+            steps_since_base: self.steps_since_base,
+            steps: self.steps,
+            dt: self.params.dt,
+            gravity: self.params.gravity,
+            integrator: self.params.integrator,
+            bounding: self.params.bounding,
+            margin: self.params.margin,
+            periodic: self.params.periodic,
+            force_model: self.laws.default.as_ref().map(|m| m.name().to_string()),
+            grains: Vec::new(),
+            proxies: Vec::new(),
+            boxes: Vec::new(),
+            contacts: Vec::new(),
+            wall_loads: self.wall_loads.clone(),
+            pending: Vec::new(),
             extremes: self.extremes.clone(),
             stats: self.stats,
         }

@@ -521,7 +521,8 @@ fn grains_poured_and_removed_on_every_process_give_the_bits_of_one() {
     }
 }
 
-/// A world cut from where its grains will be, before they are added: each process adds the
+/// A world cut from where its grains will be, before they are added: each process gives the
+/// positions of a share of the grains alone (the shares together every grain once), adds the
 /// grains of its region alone (taking the others' ids, so that every process numbers the
 /// grains alike), holds its part from the start, and the run has the bits of one.
 #[test]
@@ -534,7 +535,12 @@ fn a_world_cut_before_its_grains_are_added_holds_its_part_from_the_start() {
         w.decompose(Box::new(ex), 50).unwrap();
         let descs = grain_descs(grains);
         let positions: Vec<DVec3> = descs.iter().map(|d| d.position).collect();
-        w.cut_before_adding(&positions).unwrap();
+        let mut asked = Vec::new();
+        w.cut_before_adding(grains, &mut |range| {
+            asked.push(range.clone());
+            positions[range].to_vec()
+        })
+        .unwrap();
         let ids: Vec<u32> = descs
             .into_iter()
             .map(|d| w.add_grain(d).unwrap().0)
@@ -552,26 +558,37 @@ fn a_world_cut_before_its_grains_are_added_holds_its_part_from_the_start() {
             "no entity of the others' grains"
         );
         // Cut once is enough: a second cut, or a cut of a world holding grains, is refused.
-        assert!(w.cut_before_adding(&positions).is_err());
-        (own, trace(&mut w, 200))
+        assert!(
+            w.cut_before_adding(grains, &mut |r| positions[r].to_vec())
+                .is_err()
+        );
+        (own, asked, trace(&mut w, 200))
     });
+    // Each process was asked once, for a third of the grains, and every grain in one share.
+    let mut shares: Vec<std::ops::Range<usize>> =
+        runs.iter().flat_map(|r| r.1.iter().cloned()).collect();
+    assert_eq!(shares.len(), 3, "{shares:?}");
+    shares.sort_by_key(|r| r.start);
+    assert_eq!(shares, [0..30, 30..60, 60..90]);
     let held: Vec<usize> = runs.iter().map(|r| r.0).collect();
     assert_eq!(held.iter().sum::<usize>(), grains, "{held:?}");
     assert!(held.iter().all(|&h| h < grains), "each a part: {held:?}");
-    let traces: Vec<Trace> = runs.into_iter().map(|r| r.1).collect();
+    let traces: Vec<Trace> = runs.into_iter().map(|r| r.2).collect();
     assert_same(&single, &traces, "cut before adding");
 }
 
 #[test]
 fn a_cut_before_adding_needs_an_empty_decomposed_world() {
-    let positions = [DVec3::ZERO];
+    let mut positions = |_| vec![DVec3::ZERO];
     let mut single = scene(IntegratorKind::Verlet);
-    let e = single.cut_before_adding(&positions).unwrap_err();
+    let e = single.cut_before_adding(1, &mut positions).unwrap_err();
     assert!(e.to_string().contains("not decomposed"), "{e}");
     let messages = on_processes(2, |ex| {
         let mut w = world(IntegratorKind::Verlet, 10);
         w.decompose(Box::new(ex), 50).unwrap();
-        w.cut_before_adding(&positions).unwrap_err().to_string()
+        w.cut_before_adding(1, &mut |_| vec![DVec3::ZERO])
+            .unwrap_err()
+            .to_string()
     });
     for m in messages {
         assert!(m.contains("a world of 10 grains"), "{m}");

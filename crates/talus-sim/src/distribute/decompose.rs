@@ -314,16 +314,24 @@ impl World {
     }
 
     /// The first cut of a decomposed world that holds no grain yet, made from where its
-    /// grains will be: `positions` are those of the grains about to be added, in the order
-    /// they will be added (every process of the group gives the same). From then on each
-    /// process keeps only the grains [`World::add_grain`] adds in its own region, and takes
-    /// only the ids of the others: no process ever holds the whole run, not even at its
-    /// start. Without this call, the first step cuts a world every process holds whole.
+    /// grains will be: `count` grains are about to be added, and `positions(range)` says
+    /// where grains `range` of them (numbered in the order they will be added) will be. Each
+    /// process asks for its share alone (about `count` over the number of processes, every
+    /// grain in one share), and the regions are cut from sums over the processes
+    /// ([`Bisection::balance_across`], as a rebalance): a collective operation, which every
+    /// process of the group calls. From then on each process keeps only the grains
+    /// [`World::add_grain`] adds in its own region, and takes only the ids of the others:
+    /// no process ever holds the whole run, not even its start's positions. Without this
+    /// call, the first step cuts a world every process holds whole.
     ///
     /// # Errors
     /// [`SimError::InvalidParameter`] for a world not decomposed, already cut (stepped) or
-    /// holding grains.
-    pub fn cut_before_adding(&mut self, positions: &[DVec3]) -> Result<(), SimError> {
+    /// holding grains, or for more grains than ids.
+    pub fn cut_before_adding(
+        &mut self,
+        count: usize,
+        positions: &mut dyn FnMut(std::ops::Range<usize>) -> Vec<DVec3>,
+    ) -> Result<(), SimError> {
         let invalid = |value: &str| SimError::InvalidParameter {
             name: "first cut",
             value: value.into(),
@@ -341,17 +349,33 @@ impl World {
         if grains > 0 {
             return Err(invalid(&format!("a world of {grains} grains")));
         }
-        let mut points: Vec<WeightedPoint> = positions
-            .iter()
-            .zip(first_id..)
-            .map(|(&p, key)| WeightedPoint {
+        if u64::from(first_id) + count as u64 >= u64::from(u32::MAX) {
+            return Err(SimError::InvalidParameter {
+                name: "grain count",
+                value: (u64::from(first_id) + count as u64).to_string(),
+                allowed: "fewer than 2^32 grains",
+            });
+        }
+        let (rank, size) = (d.rank as usize, d.size as usize);
+        let share = count * rank / size..count * (rank + 1) / size;
+        let first = first_id + share.start as u32;
+        let mut points: Vec<WeightedPoint> = positions(share)
+            .into_iter()
+            .zip(first..)
+            .map(|(p, key)| WeightedPoint {
                 // Where the grain will be: at its image in the periodic box.
                 position: periodic.wrap(p).0,
                 weight: GRAIN_WORK,
                 key,
             })
             .collect();
-        d.regions = Some(Bisection::balance(&mut points, d.size as usize));
+        let mut gather = |numbers: Vec<f64>| {
+            d.gather(encode(&numbers))
+                .iter()
+                .map(|b| decode(b))
+                .collect()
+        };
+        d.regions = Some(Bisection::balance_across(&mut points, size, &mut gather));
         d.steps_at_cut = self.steps;
         d.traffic.rebalances += 1;
         Ok(())
@@ -1425,16 +1449,12 @@ impl World {
 
     /// The run's state without grains or pairs (see [`SnapshotFrame`]).
     fn snapshot_frame(&self) -> SnapshotFrame {
-        let mut world = self.snapshot();
-        world.grains = Vec::new();
-        world.pending = Vec::new();
-        world.proxies = Vec::new();
+        let mut world = self.snapshot_head();
         world.boxes = self
             .wall_proxy
             .iter()
             .map(|&p| self.boxes[p as usize])
             .collect();
-        world.contacts = Vec::new();
         SnapshotFrame {
             world,
             ids: self.numbering.id_count(),
