@@ -51,9 +51,10 @@ pub struct Population {
     pub shapes: Vec<ShapeId>,
     /// Its material.
     pub material: MaterialId,
-    /// Its grains placed so far that this world holds, in order: all of them on a single
-    /// process, a process's own in a decomposed run (the population of every grain id of
-    /// the run is the runner's [`crate::population_ids::PopulationsById`]).
+    /// Its grains placed so far, in order, removed ones dropped: on a single process all of
+    /// them; in a decomposed run those this process added (at the start or poured) or
+    /// restored, not followed as they move between the processes (the population of any
+    /// grain id of the run is the runner's [`crate::population_ids::PopulationsById`]).
     pub grains: Vec<GrainId>,
     /// Grains it has in all.
     pub count: usize,

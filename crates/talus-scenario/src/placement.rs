@@ -104,11 +104,8 @@ impl Lattice {
     /// The centre of site `k` (below [`Lattice::len`]).
     #[must_use]
     pub fn site(&self, k: usize) -> DVec3 {
-        let (i, j, layer) = (
-            k % self.nx,
-            (k / self.nx) % self.ny,
-            k / (self.nx * self.ny),
-        );
+        // Divided in turn: the count of a layer may not fit in a `usize`.
+        let (i, j, layer) = (k % self.nx, (k / self.nx) % self.ny, k / self.nx / self.ny);
         self.origin + DVec3::new(i as f64, j as f64, layer as f64) * self.spacing
     }
 }
@@ -193,35 +190,42 @@ pub fn with_periodic_images<'a>(
     for (i, g) in grains.iter().enumerate() {
         let mut g = *g;
         g.pose.position = periodic.wrap(g.pose.position).0;
-        // Per periodic axis, the shifts that bring an image within reach: none, or one
-        // period towards the far face.
-        let mut shifts = vec![DVec3::ZERO];
-        for (axis, p) in periodic.periods() {
-            let x = g.pose.position[axis];
-            let towards = if x - g.radius <= p.lower {
-                p.length()
-            } else if x + g.radius >= p.upper {
-                -p.length()
-            } else {
-                continue;
-            };
-            let more: Vec<DVec3> = shifts
-                .iter()
-                .map(|s| {
-                    let mut s = *s;
-                    s[axis] = towards;
-                    s
-                })
-                .collect();
-            shifts.extend(more);
-        }
-        for shift in shifts {
+        for shift in image_shifts(g.pose.position, g.radius, periodic) {
             let mut image = g;
             image.pose.position += shift;
             out.push((i, image));
         }
     }
     out
+}
+
+/// The shifts of the images of a grain of bounding radius `radius` at `position` (in the
+/// periodic box) that its neighbours may meet: zero first, then, per periodic axis whose
+/// face it reaches, one period towards the far face, combined with the shifts before.
+pub fn image_shifts(
+    position: DVec3,
+    radius: f64,
+    periodic: &Periodic,
+) -> impl Iterator<Item = DVec3> + use<> {
+    let mut shifts = [DVec3::ZERO; 8];
+    let mut count = 1;
+    for (axis, p) in periodic.periods() {
+        let x = position[axis];
+        let towards = if x - radius <= p.lower {
+            p.length()
+        } else if x + radius >= p.upper {
+            -p.length()
+        } else {
+            continue;
+        };
+        for k in 0..count {
+            let mut s = shifts[k];
+            s[axis] = towards;
+            shifts[count + k] = s;
+        }
+        count *= 2;
+    }
+    shifts.into_iter().take(count)
 }
 
 /// Whether two polyhedra penetrate.

@@ -11,6 +11,7 @@ use talus_sim::GrainId;
 
 /// The population of each grain id given so far (see the module documentation).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "Stretches")]
 pub struct PopulationsById {
     /// Per stretch of ids of one population: its first id and the population, by
     /// increasing id; each stretch ends where the next begins (the last at `ids`), and two
@@ -18,6 +19,39 @@ pub struct PopulationsById {
     runs: Vec<(u32, u32)>,
     /// Number of ids known: every id below has a population.
     ids: u32,
+}
+
+/// [`PopulationsById`] as read, before it is checked.
+#[derive(Deserialize)]
+struct Stretches {
+    runs: Vec<(u32, u32)>,
+    ids: u32,
+}
+
+impl TryFrom<Stretches> for PopulationsById {
+    type Error = String;
+
+    /// The stretches when they are what [`PopulationsById`] keeps: the first starting at
+    /// id 0 (none without ids), each later one further on and below the ids known, two
+    /// neighbours of different populations.
+    fn try_from(read: Stretches) -> Result<Self, String> {
+        let Stretches { runs, ids } = read;
+        let starts_at_zero = match runs.first() {
+            Some(&(first, _)) => first == 0 && ids > 0,
+            None => ids == 0,
+        };
+        let ordered = runs.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 != w[1].1);
+        let within = runs.last().is_none_or(|&(first, _)| first < ids);
+        if starts_at_zero && ordered && within {
+            Ok(PopulationsById { runs, ids })
+        } else {
+            Err(format!(
+                "populations of {ids} grain ids in stretches that do not cover them once, in \
+                 order ({} stretches)",
+                runs.len()
+            ))
+        }
+    }
 }
 
 impl PopulationsById {
@@ -52,7 +86,7 @@ impl PopulationsById {
 
     /// Grain `id` is of `population`. Ids between the known ones and `id` take population
     /// 0 (a run gives every id a population as it adds the grain); an id known already
-    /// changes population.
+    /// changes population. Ids go up to `u32::MAX - 1`, the engine's last.
     pub fn set(&mut self, id: GrainId, population: u32) {
         if id.0 >= self.ids {
             if id.0 > self.ids {
@@ -130,6 +164,30 @@ mod tests {
         // As few stretches as the list has changes of population.
         let changes = 1 + list.windows(2).filter(|w| w[0] != w[1]).count();
         assert_eq!(by_id.stretches(), changes);
+    }
+
+    #[test]
+    fn stretches_read_back_are_checked() {
+        let mut by_id = PopulationsById::default();
+        for (id, p) in [(0, 1), (1, 1), (2, 0), (5, 2)] {
+            by_id.set(GrainId(id), p);
+        }
+        let json = serde_json::to_string(&by_id).unwrap();
+        assert_eq!(
+            serde_json::from_str::<PopulationsById>(&json).unwrap(),
+            by_id
+        );
+        for bad in [
+            r#"{"runs":[],"ids":3}"#,
+            r#"{"runs":[[1,0]],"ids":3}"#,
+            r#"{"runs":[[0,0],[2,0]],"ids":3}"#,
+            r#"{"runs":[[0,0],[0,1]],"ids":3}"#,
+            r#"{"runs":[[0,0],[3,1]],"ids":3}"#,
+            r#"{"runs":[[0,0]],"ids":0}"#,
+        ] {
+            let e = serde_json::from_str::<PopulationsById>(bad).unwrap_err();
+            assert!(e.to_string().contains("stretches"), "{bad}: {e}");
+        }
     }
 
     #[test]

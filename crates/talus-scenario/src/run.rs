@@ -302,13 +302,15 @@ impl Runner {
     /// positions of a share of the grains on each process
     /// ([`talus_sim::World::cut_before_adding`], a collective operation: every process calls
     /// this once all have set up), then each process checks its own grains' start, against
-    /// the walls and the grains near them, and adds them. An error is this process's alone:
-    /// every process calls [`Runner::begin`] once all have placed their grains. Does nothing
-    /// on a single process, whose grains [`Runner::prepare_in`] added.
+    /// the walls and the grains near them, and adds them; last, the processes learn of each
+    /// other's failures (a second collective operation), so that an error on one is an
+    /// error on all. Does nothing on a single process, whose grains [`Runner::prepare_in`]
+    /// added.
     ///
     /// # Errors
     /// [`ScenarioError::Invalid`] for a grain of this process's region that starts inside
-    /// a wall or another grain; [`ScenarioError::Engine`] for a grain the world refuses.
+    /// a wall or another grain; [`ScenarioError::Engine`] for a grain the world refuses, or
+    /// naming another process that failed.
     pub fn place_start(&mut self) -> Result<(), ScenarioError> {
         if !std::mem::take(&mut self.start_grains_pending) {
             return Ok(());
@@ -332,9 +334,27 @@ impl Runner {
         let periodic = exp.world.params().periodic;
         let world = &exp.world;
         let own = |p: DVec3| world.keeps_added(periodic.wrap(p).0);
-        exp.check_unplaced(Some(&own))?;
-        exp.add_unplaced(&mut self.state.grain_population)?;
-        Ok(())
+        let placed = exp
+            .check_unplaced(Some(&own))
+            .and_then(|()| exp.add_unplaced(&mut self.state.grain_population));
+        // Every process learns of a failure on any (none goes on alone into the collective
+        // steps of `begin`).
+        let failures = exp
+            .world
+            .gather_owned(vec![placed.as_ref().err().map(ToString::to_string)]);
+        let first = failures
+            .into_iter()
+            .enumerate()
+            .find_map(|(rank, e)| e.map(|e| (rank, e)));
+        match (placed, first) {
+            (Err(e), _) => Err(e),
+            (Ok(()), Some((rank, message))) => Err(ScenarioError::Engine {
+                path: exp.path.clone(),
+                context: "processes".into(),
+                message: format!("process {rank} could not place its grains: {message}"),
+            }),
+            (Ok(()), None) => Ok(()),
+        }
     }
 
     /// Replaces an earlier run in the directory (with `--force`) by this one's first files:

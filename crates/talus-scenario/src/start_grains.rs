@@ -18,7 +18,7 @@ use talus_sim::GrainDesc;
 use crate::build::{Experiment, grain_desc};
 use crate::error::ScenarioError;
 use crate::placement::{
-    Lattice, PlacedGrain, first_overlapping_pair, grain_rng, jittered, overlaps_wall,
+    Lattice, PlacedGrain, first_overlapping_pair, grain_rng, image_shifts, jittered, overlaps_wall,
     random_rotation, with_periodic_images,
 };
 use crate::population_ids::PopulationsById;
@@ -129,7 +129,8 @@ impl Experiment {
     /// before the grains are added) the grains `own` accepts, against the walls and against
     /// every placed grain whose bounding sphere reaches the box around theirs, so that the
     /// check holds no more than a process's share of the grains and their neighbours. With
-    /// periodic axes every grain is checked (a grain across a face may meet them).
+    /// periodic axes, the images of the grains across the faces they reach count as well
+    /// (one box around the images of its own grains per shift by whole periods).
     ///
     /// # Errors
     /// [`ScenarioError::Invalid`] naming the grain in a wall, or one of two grains that
@@ -152,37 +153,40 @@ impl Experiment {
                 radius: shape.radius,
             }
         };
-        let own = own.filter(|_| periodic.axes.iter().all(Option::is_none));
-        // The grains checked against the walls, and those checked against each other.
-        let (mine, near): (Vec<Unplaced>, Vec<Unplaced>) = match own {
-            None => {
-                let all: Vec<Unplaced> = self.all_start_grains().collect();
-                (all.clone(), all)
-            }
+        // The grains checked against each other, and (when not all of them) those checked
+        // against the walls.
+        let (near, mine): (Vec<Unplaced>, Option<Vec<Unplaced>>) = match own {
+            None => (self.all_start_grains().collect(), None),
             Some(own) => {
                 let mine: Vec<Unplaced> = self
                     .all_start_grains()
                     .filter(|u| own(u.position))
                     .collect();
-                let reach = |u: &Unplaced| {
-                    let r = DVec3::splat(shape_of(u).radius);
-                    (u.position - r, u.position + r)
+                // The boxes its images reach, one per shift by whole periods (at most 8).
+                let reaches = |u: &Unplaced| {
+                    let r = shape_of(u).radius;
+                    let at = periodic.wrap(u.position).0;
+                    image_shifts(at, r, periodic)
+                        .map(move |shift| (shift, at + shift - r, at + shift + r))
                 };
-                let (lo, hi) = mine.iter().fold(
-                    (DVec3::splat(f64::INFINITY), DVec3::splat(f64::NEG_INFINITY)),
-                    |(lo, hi), u| {
-                        let (a, b) = reach(u);
-                        (lo.min(a), hi.max(b))
-                    },
-                );
+                let mut boxes: Vec<(DVec3, DVec3, DVec3)> = Vec::new();
+                for (shift, lo, hi) in mine.iter().flat_map(reaches) {
+                    match boxes.iter_mut().find(|b| b.0 == shift) {
+                        Some(b) => (b.1, b.2) = (b.1.min(lo), b.2.max(hi)),
+                        None => boxes.push((shift, lo, hi)),
+                    }
+                }
                 let near = self
                     .all_start_grains()
                     .filter(|u| {
-                        let (a, b) = reach(u);
-                        a.cmple(hi).all() && b.cmpge(lo).all()
+                        reaches(u).any(|(_, a, b)| {
+                            boxes
+                                .iter()
+                                .any(|&(_, lo, hi)| a.cmple(hi).all() && b.cmpge(lo).all())
+                        })
                     })
                     .collect();
-                (mine, near)
+                (near, Some(mine))
             }
         };
         let invalid = |u: &Unplaced, problem: String, allowed: &str| ScenarioError::Invalid {
@@ -191,7 +195,7 @@ impl Experiment {
             problem,
             allowed: allowed.to_string(),
         };
-        for u in &mine {
+        for u in mine.as_ref().unwrap_or(&near) {
             let grain = view(u);
             let images = with_periodic_images(std::slice::from_ref(&grain), periodic);
             for wall in self.world.walls() {

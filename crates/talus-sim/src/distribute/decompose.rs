@@ -349,7 +349,7 @@ impl World {
         if grains > 0 {
             return Err(invalid(&format!("a world of {grains} grains")));
         }
-        if u64::from(first_id) + count as u64 >= u64::from(u32::MAX) {
+        if u64::from(first_id) + count as u64 > u64::from(u32::MAX) {
             return Err(SimError::InvalidParameter {
                 name: "grain count",
                 value: (u64::from(first_id) + count as u64).to_string(),
