@@ -23,6 +23,21 @@ use serde::{Deserialize, Serialize};
 /// Terms larger in magnitude than this (2⁹⁶⁰, about 10²⁸⁹) count as infinite.
 pub const HUGE: f64 = f64::from_bits((960 + 1023) << 52);
 
+/// Whether `x` is a NaN or counts as an infinity (beyond [`HUGE`]): then taken into
+/// `special`, the sum of such terms (a NaN makes it NaN, infinities of both signs too).
+#[inline]
+pub(crate) fn took_special(special: &mut f64, x: f64) -> bool {
+    if x.is_nan() {
+        *special = f64::NAN;
+        true
+    } else if x.abs() > HUGE {
+        *special += f64::INFINITY.copysign(x);
+        true
+    } else {
+        false
+    }
+}
+
 /// The exact sum of the `f64` terms added (see the module documentation).
 /// Two sums are equal when their exact sums are (whatever the partials that hold them) and
 /// their non-finite terms sum alike.
@@ -52,12 +67,7 @@ impl ExactSum {
     /// Adds the term `x`.
     #[inline]
     pub fn add(&mut self, x: f64) {
-        if x.is_nan() {
-            self.special = f64::NAN;
-            return;
-        }
-        if x.abs() > HUGE {
-            self.special += f64::INFINITY.copysign(x);
+        if took_special(&mut self.special, x) {
             return;
         }
         let mut x = x;

@@ -18,6 +18,7 @@ mod contact;
 pub mod distribute;
 mod error;
 pub mod exact_sum;
+mod fixed_sum;
 pub mod force;
 pub mod integrate;
 pub mod kind;

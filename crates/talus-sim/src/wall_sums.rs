@@ -13,12 +13,39 @@ use serde::{Deserialize, Serialize};
 use talus_geom::glam::DVec3;
 
 use crate::exact_sum::ExactSum;
+use crate::fixed_sum::FixedSum;
 use crate::integrate::Load;
 
-/// Per wall, the exact sums of its load's force and torque components.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// Per wall, the exact sums of its load's force and torque components. The terms added
+/// since the sums were last read wait in accumulators that take a term at a constant cost
+/// ([`FixedSum`]) and are settled into the sums when they are read, merged or sent.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(into = "Settled", from = "Settled")]
 pub(crate) struct WallSums {
     walls: Vec<[ExactSum; 6]>,
+    adding: Vec<[FixedSum; 6]>,
+}
+
+/// [`WallSums`] as sent: the sums, every term settled into them.
+#[derive(Serialize, Deserialize)]
+struct Settled {
+    walls: Vec<[ExactSum; 6]>,
+}
+
+impl From<WallSums> for Settled {
+    fn from(mut sums: WallSums) -> Settled {
+        sums.settle();
+        Settled { walls: sums.walls }
+    }
+}
+
+impl From<Settled> for WallSums {
+    fn from(settled: Settled) -> WallSums {
+        WallSums {
+            adding: vec![Default::default(); settled.walls.len()],
+            walls: settled.walls,
+        }
+    }
 }
 
 impl WallSums {
@@ -26,12 +53,14 @@ impl WallSums {
     pub fn clear(&mut self, walls: usize) {
         self.walls.resize_with(walls, Default::default);
         self.walls.iter_mut().flatten().for_each(ExactSum::clear);
+        self.adding.clear();
+        self.adding.resize_with(walls, Default::default);
     }
 
     /// Adds a term of wall `wall`'s load.
     #[inline]
     pub fn add(&mut self, wall: usize, load: &Load) {
-        if let Some(sums) = self.walls.get_mut(wall) {
+        if let Some(sums) = self.adding.get_mut(wall) {
             let terms = [load.force.to_array(), load.torque.to_array()];
             for (sum, x) in sums.iter_mut().zip(terms.into_iter().flatten()) {
                 sum.add(x);
@@ -39,20 +68,36 @@ impl WallSums {
         }
     }
 
+    /// The terms added since the last time settled into the sums.
+    fn settle(&mut self) {
+        for (sums, adding) in self.walls.iter_mut().zip(&mut self.adding) {
+            for (sum, fixed) in sums.iter_mut().zip(adding) {
+                fixed.settle_into(sum);
+            }
+        }
+    }
+
     /// Takes in the terms summed in `other` (another process's).
     pub fn merge(&mut self, other: &WallSums) {
+        self.settle();
         if self.walls.len() < other.walls.len() {
             self.walls.resize_with(other.walls.len(), Default::default);
+            self.adding.resize_with(other.walls.len(), Default::default);
         }
-        for (mine, theirs) in self.walls.iter_mut().zip(&other.walls) {
-            for (a, b) in mine.iter_mut().zip(theirs) {
+        for (w, (mine, theirs)) in self.walls.iter_mut().zip(&other.walls).enumerate() {
+            for (k, (a, b)) in mine.iter_mut().zip(theirs).enumerate() {
                 a.merge(b);
+                // Terms it has not settled yet (a copy: no memory of its own).
+                if let Some(adding) = other.adding.get(w) {
+                    adding[k].clone().settle_into(a);
+                }
             }
         }
     }
 
     /// Each wall's load, rounded from its sums, into `loads` (by wall index).
-    pub fn write_into(&self, loads: &mut [Load]) {
+    pub fn write_into(&mut self, loads: &mut [Load]) {
+        self.settle();
         for (load, sums) in loads.iter_mut().zip(&self.walls) {
             let v = |k: usize| sums[k].value();
             *load = Load {
