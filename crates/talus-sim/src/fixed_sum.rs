@@ -56,7 +56,8 @@ impl FixedSum {
     /// Adds the term `x`.
     #[inline]
     pub fn add(&mut self, x: f64) {
-        if took_special(&mut self.special, x) {
+        // A zero adds nothing (and would mark the lowest digit as used).
+        if x == 0.0 || took_special(&mut self.special, x) {
             return;
         }
         let bits = x.to_bits();
