@@ -185,6 +185,7 @@ fn walk(
         last_steps: step_limit as u32,
         fallbacks: cache.fallbacks.saturating_add(1),
         normal_hint: cache.normal_hint,
+        clearance: proximity.distance().unwrap_or(0.0),
         ..found
     };
     proximity
@@ -202,12 +203,17 @@ fn finish(
     pose_b: &Pose,
     cache: &mut FeatureCache,
 ) -> Proximity {
+    let clearance = match step {
+        Step::Separated { distance, .. } | Step::SeparatedSwapped { distance, .. } => distance,
+        Step::Penetrating | Step::Move(..) => 0.0,
+    };
     *cache = FeatureCache {
         feature_a: fa,
         feature_b: fb,
         last_steps: steps as u32,
         fallbacks: cache.fallbacks,
         normal_hint: cache.normal_hint,
+        clearance,
     };
     match step {
         // Points in b's frame, a's first.

@@ -59,6 +59,13 @@ pub struct FeatureCache {
     /// [`crate::overlap`] starts from it, which keeps its candidate faces few while the
     /// contact persists. Set by [`FeatureCache::remember_normal`].
     pub normal_hint: DVec3,
+    /// How far the grains may still move towards each other and stay apart: set to their
+    /// distance by a query that finds them apart, to zero by one that finds them touching
+    /// (and by [`crate::overlap_coherent`] when they overlap). A caller that bounds how far
+    /// every point of the two grains has moved since (the sum over both grains) takes that
+    /// off, and knows the grains are still apart, with no query, while it stays positive:
+    /// the conservative advancement of collision detection.
+    pub clearance: f64,
 }
 
 impl FeatureCache {
@@ -77,6 +84,7 @@ impl Default for FeatureCache {
             last_steps: 0,
             fallbacks: 0,
             normal_hint: DVec3::ZERO,
+            clearance: 0.0,
         }
     }
 }

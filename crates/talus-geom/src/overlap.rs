@@ -216,6 +216,7 @@ pub fn overlap_coherent(
     WORKSPACE.with(|w| {
         let w = &mut *w.borrow_mut();
         if let Some(o) = from_faces(a, b, pose_b, &a_to_b, &mut hint.faces, &mut w.reuse) {
+            cache.clearance = 0.0;
             return Some(o);
         }
         hint.faces = BoundingFaces::default();

@@ -49,7 +49,7 @@ const PIECE_MAGIC: &[u8; 8] = b"TALUSCP\0";
 /// pile measured over a window keeps the window and its angles; 11: a chute's profile keeps
 /// its sums exact; 12: a decomposed run's checkpoint in pieces; 13: the run keeps the
 /// populations of the grain ids as stretches of consecutive ids).
-const FORMAT: u32 = 13;
+const FORMAT: u32 = 14;
 /// Bytes before the payload: magic, version, length, checksum.
 const HEADER: usize = 24;
 

@@ -33,8 +33,6 @@ pub(crate) struct BodyView<'a> {
     pub mass: f64,
     /// Radius of the sphere of equal volume; infinite for walls.
     pub radius: f64,
-    /// Its material's index (`NO_MATERIAL` for a wall without one).
-    pub material: u16,
 }
 
 impl BodyView<'_> {

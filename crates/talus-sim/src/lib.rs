@@ -25,6 +25,7 @@ pub mod kind;
 mod laws;
 mod load_sums;
 pub mod material;
+pub mod motion;
 mod numbering;
 pub mod periodic;
 pub mod renumber;

@@ -28,6 +28,7 @@ use crate::error::SimError;
 use crate::integrate::{GearState, Inertia, IntegratorKind, Load, VerletState};
 use crate::kind::GrainKind;
 use crate::material::MaterialId;
+use crate::motion::Reach;
 use crate::numbering::GrainNumbering;
 use crate::periodic::{ImageCount, Periodic};
 use crate::shape::ShapeId;
@@ -408,6 +409,7 @@ impl World {
         self.boxes = boxes;
         self.pending = pending;
         self.kinematics = vec![None; n];
+        self.motion = vec![Reach::UNKNOWN; n];
         self.loads = vec![Load::default(); n];
         self.wall_loads = wall_loads;
         self.contacts = contacts

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use hecs::Entity;
 use rayon::prelude::*;
 use talus_geom::glam::DVec3;
-use talus_geom::{Aabb, Pose};
+use talus_geom::{Aabb, FeatureCache, Pose};
 
 use crate::broad::{BroadPhase, PairEvents, ProxyPair};
 use crate::contact::{BodyView, Contact, ContactForce, Solid, apply_events, evaluate};
@@ -41,6 +41,7 @@ use crate::integrate::{
 };
 use crate::laws::{ContactLaws, NO_MATERIAL};
 use crate::load_sums::identity_key;
+use crate::motion::Reach;
 use crate::periodic::Periodic;
 use crate::shape::{Shape, ShapeId, ShapeLibrary};
 use crate::wall::{Wall, WallGeometry};
@@ -71,6 +72,9 @@ pub(crate) struct BodyState {
     material: u16,
     /// The centre of its bounding box: which image of it another body meets.
     box_center: DVec3,
+    /// How far any point of it moved since the last step's evaluation (infinite for walls
+    /// and absent bodies, whose pairs are always met): see [`crate::motion`].
+    moved: f64,
 }
 
 impl BodyState {
@@ -83,6 +87,7 @@ impl BodyState {
         radius: f64::INFINITY,
         material: NO_MATERIAL,
         box_center: DVec3::ZERO,
+        moved: f64::INFINITY,
     };
 
     /// The shift by whole periods that brings body `b` to its image nearest body `a`: zero
@@ -144,7 +149,6 @@ impl BodyViews<'_> {
             angular_velocity: b.angular_velocity,
             mass: b.mass,
             radius: b.radius,
-            material: b.material,
         }
     }
 
@@ -188,8 +192,23 @@ fn narrow(
             return;
         }
         let flipped = contact.flipped;
+        let (first, second) = contact.oriented();
+        let (body_a, body_b) = (
+            &views.bodies[first as usize],
+            &views.bodies[second as usize],
+        );
+        let law = laws.law(body_a.material, body_b.material);
+        // A law that reaches across a gap meets every pair; otherwise a pair whose grains
+        // cannot have closed their last gap has no force, as its query would find.
+        if law.is_none_or(|m| m.range() <= 0.0)
+            && still_apart(&mut contact.features, body_a, body_b)
+        {
+            contact.touching = false;
+            *out = None;
+            return;
+        }
         let (a, b) = views.pair_views(contact.pair, flipped);
-        *out = match laws.law(a.material, b.material) {
+        *out = match law {
             Some(model) if a.mass.is_finite() || b.mass.is_finite() => {
                 // The list's force is on the pair's `b`.
                 evaluate(contact, &a, &b, model, dt).map(|f| if flipped { f.reversed() } else { f })
@@ -207,6 +226,19 @@ fn narrow(
             .zip(forces.par_iter_mut())
             .with_min_len(64)
             .for_each(one);
+    }
+}
+
+/// Whether a pair's grains are still apart: the gap its last query found
+/// ([`FeatureCache::clearance`]) less how far both grains have moved since stays above a
+/// margin for round-off (a billionth of their size), and is kept for the next step.
+fn still_apart(features: &mut FeatureCache, a: &BodyState, b: &BodyState) -> bool {
+    let left = features.clearance - (a.moved + b.moved);
+    if left > 1e-9 * (a.radius + b.radius) {
+        features.clearance = left;
+        true
+    } else {
+        false
     }
 }
 
@@ -303,7 +335,12 @@ impl World {
         for (slot, pose, state, inertia) in
             self.ecs.query_mut::<(&Slot, &mut Pose, &mut I, &Inertia)>()
         {
-            self.kinematics[slot.0 as usize] = Some((state.predict(pose, inertia, dt), *inertia));
+            let s = slot.0 as usize;
+            let before = *pose;
+            let kinematics = state.predict(pose, inertia, dt);
+            // Since the last evaluation: the correction that followed it, then this step.
+            self.motion[s] = state.corrected().then(Reach::between(&before, pose));
+            self.kinematics[s] = Some((kinematics, *inertia));
         }
     }
 
@@ -497,7 +534,7 @@ impl World {
         let ecs = &self.ecs;
         let walls = &self.walls;
         let wall_states = &self.wall_states;
-        let (slots, kinematics) = (&self.slots, &self.kinematics);
+        let (slots, kinematics, motion) = (&self.slots, &self.kinematics, &self.motion);
         let boxes = &self.boxes;
         let mut solid_query = self.solid_query.query(ecs);
         let solids = solid_query.view();
@@ -510,11 +547,14 @@ impl World {
                     else {
                         return BodyState::ABSENT;
                     };
-                    let Some((shape, radius, material)) = solids
+                    let Some((shape, radius, reach, material)) = solids
                         .get(entity)
                         .map(|(id, m)| (*id, m.0))
                         .and_then(|(id, m)| {
-                            shapes.get(id).ok().map(|s| (id, s.equivalent_radius, m))
+                            shapes
+                                .get(id)
+                                .ok()
+                                .map(|s| (id, s.equivalent_radius, s.radius, m))
                         })
                     else {
                         return BodyState::ABSENT;
@@ -528,6 +568,9 @@ impl World {
                         radius,
                         material,
                         box_center,
+                        moved: motion
+                            .get(slot as usize)
+                            .map_or(f64::INFINITY, |m| m.within(reach)),
                     }
                 }
                 Body::Wall(w) => {
@@ -546,6 +589,7 @@ impl World {
                         radius: f64::INFINITY,
                         material: walls[w as usize].material.map_or(NO_MATERIAL, |m| m.0),
                         box_center,
+                        moved: f64::INFINITY,
                     }
                 }
             }

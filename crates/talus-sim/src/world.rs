@@ -31,6 +31,7 @@ use crate::kind::{GrainKind, Limit, critical, grain_kind};
 use crate::laws::{ContactLaws, NO_MATERIAL};
 use crate::load_sums::LoadSums;
 use crate::material::{Material, MaterialId};
+use crate::motion::Reach;
 use crate::numbering::GrainNumbering;
 use crate::periodic::{ImageCount, Periodic};
 use crate::renumber::RenumberScratch;
@@ -321,6 +322,9 @@ pub struct World {
     pub(crate) images: Vec<ImageCount>,
     /// Scratch: kinematics and total loads of the current step, by slot.
     pub(crate) kinematics: Vec<Option<(Kinematics, Inertia)>>,
+    /// Scratch: how far each grain moved since the last step's evaluation, by slot
+    /// ([`crate::motion`]; unknown, infinite, until it is stepped or sent here).
+    pub(crate) motion: Vec<Reach>,
     pub(crate) loads: Vec<Load>,
     pub(crate) stats: StepStats,
     /// Buffers of [`World::renumber`].
@@ -376,6 +380,7 @@ impl World {
             pending: Vec::new(),
             images: Vec::new(),
             kinematics: Vec::new(),
+            motion: Vec::new(),
             loads: Vec::new(),
             stats: StepStats::default(),
             renumbering: RenumberScratch::default(),
@@ -573,6 +578,7 @@ impl World {
             self.pending.push(Load::default());
             self.images.push(image);
             self.kinematics.push(None);
+            self.motion.push(Reach::UNKNOWN);
             self.loads.push(Load::default());
         } else {
             let s = slot as usize;
@@ -582,6 +588,7 @@ impl World {
             self.pending[s] = Load::default();
             self.images[s] = image;
             self.kinematics[s] = None;
+            self.motion[s] = Reach::UNKNOWN;
             self.loads[s] = Load::default();
         }
         slot

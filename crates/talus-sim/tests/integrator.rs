@@ -286,6 +286,7 @@ fn damped_amplification(integrator: IntegratorKind, omega_dt: f64, zeta: f64) ->
                     let mut state = GearState {
                         position: [1, 2, 3, 4, 5].map(|i| along_x(unit(i))),
                         rotation: [DVec4::ZERO; 5],
+                        corrected: Default::default(),
                     };
                     let k = state.predict(&mut pose, &inertia, dt);
                     state.correct(&mut pose, &spring(&k), &inertia, &k, dt);

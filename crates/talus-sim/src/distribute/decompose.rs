@@ -76,6 +76,7 @@ use crate::integrate::{GearState, Inertia, Kinematics, Load, VerletState};
 use crate::kind::GrainKind;
 use crate::load_sums::{grain_key, identity_key};
 use crate::material::MaterialId;
+use crate::motion::Reach;
 use crate::numbering::GrainNumbering;
 use crate::periodic::ImageCount;
 use crate::shape::ShapeId;
@@ -157,6 +158,9 @@ struct GhostState {
     pose: Pose,
     velocity: DVec3,
     angular_velocity: DVec3,
+    /// How far it moved since the last step's evaluation (its pairs with this process's
+    /// grains skip their query while that keeps them apart, as on one process).
+    motion: Reach,
 }
 
 /// A force found here for a pair whose other grain another process owns: the pair by its
@@ -703,6 +707,7 @@ impl World {
         self.pending = Vec::new();
         self.images = Vec::new();
         self.kinematics = Vec::new();
+        self.motion = Vec::new();
         self.loads = Vec::new();
         self.bodies = Vec::new();
         self.contacts = Vec::new();
@@ -898,6 +903,7 @@ impl World {
                 pose: k.pose,
                 velocity: k.velocity,
                 angular_velocity: k.angular_velocity,
+                motion: self.motion[slot],
             };
             for (r, reach) in reaches.iter().enumerate() {
                 let meets = |reach: &Aabb| {
@@ -974,6 +980,7 @@ impl World {
             .get(g.shape)
             .ok()
             .map(|shape| grain_box(shape, &g.pose, self.params.bounding, margin));
+        self.motion[slot] = g.motion;
         self.kinematics[slot] = Some((
             Kinematics {
                 pose: g.pose,

@@ -20,6 +20,7 @@ use super::quaternion::{
     angular_acceleration, angular_velocity, quaternion_acceleration, quaternion_velocity,
 };
 use super::{Inertia, Kinematics, Load};
+use crate::motion::Reach;
 
 /// Corrector coefficients c₀ … c₅ for a second-order equation with velocity-dependent
 /// forces (table 3.1, p = 2, k = 6, with c₀ = 3/16 after \[AT86\]).
@@ -40,6 +41,10 @@ pub struct GearState {
     pub position: [DVec3; 5],
     /// `dtⁿ/n! · dⁿq/dtⁿ` for n = 1 … 5, quaternions as (x, y, z, w).
     pub rotation: [DVec4; 5],
+    /// How far the last correction moved the pose (the forces are evaluated at the
+    /// predicted pose, so the motion between two evaluations is this and the next
+    /// prediction's).
+    pub corrected: Reach,
 }
 
 /// Binomial coefficients of the Pascal predictor (3.25): row n, column m ≥ n.
@@ -117,6 +122,7 @@ impl GearState {
                 DVec3::ZERO,
             ],
             rotation,
+            corrected: Reach::default(),
         }
     }
 
@@ -199,6 +205,7 @@ impl super::Integrator for GearState {
         kinematics: &Kinematics,
         dt: f64,
     ) {
+        let predicted = *pose;
         let half_dt2 = 0.5 * dt * dt;
         let delta_r = load.force / inertia.mass * half_dt2 - self.position[1];
         pose.position += delta_r * CORRECTOR[0];
@@ -218,6 +225,11 @@ impl super::Integrator for GearState {
         }
         self.rotation[0] -= q0 * q0.dot(self.rotation[0]);
         pose.rotation = DQuat::from_vec4(q0);
+        self.corrected = Reach::between(&predicted, pose);
+    }
+
+    fn corrected(&self) -> Reach {
+        self.corrected
     }
 
     fn velocities(&self, pose: &Pose, _inertia: &Inertia, dt: f64) -> (DVec3, DVec3) {

@@ -14,6 +14,8 @@ pub use quaternion::{angular_acceleration, quaternion_acceleration};
 pub use verlet::VerletState;
 
 use talus_geom::Pose;
+
+use crate::motion::Reach;
 use talus_geom::glam::DVec3;
 
 /// Which integrator a world uses. Velocity Verlet by default: with the damping of
@@ -49,6 +51,12 @@ pub trait Integrator: hecs::Component + Sized {
         kinematics: &Kinematics,
         dt: f64,
     );
+
+    /// How far the last [`Integrator::correct`] moved the pose: nothing for a scheme whose
+    /// correction keeps it.
+    fn corrected(&self) -> Reach {
+        Reach::default()
+    }
 
     /// Velocity and world angular velocity of a grain at `pose`.
     fn velocities(&self, pose: &Pose, inertia: &Inertia, dt: f64) -> (DVec3, DVec3);
