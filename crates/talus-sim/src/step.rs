@@ -72,8 +72,8 @@ pub(crate) struct BodyState {
     material: u16,
     /// The centre of its bounding box: which image of it another body meets.
     box_center: DVec3,
-    /// How far any point of it moved since the last step's evaluation (infinite for walls
-    /// and absent bodies, whose pairs are always met): see [`crate::motion`].
+    /// How far any point of it moved since the last step's evaluation (infinite for
+    /// half-spaces and absent bodies, whose pairs are always met): see [`crate::motion`].
     moved: f64,
 }
 
@@ -231,10 +231,11 @@ fn narrow(
 
 /// Whether a pair's grains are still apart: the gap its last query found
 /// ([`FeatureCache::clearance`]) less how far both grains have moved since stays above a
-/// margin for round-off (a billionth of their size), and is kept for the next step.
+/// margin for round-off (a billionth of the smaller's size: a wall's is infinite), and is
+/// kept for the next step.
 fn still_apart(features: &mut FeatureCache, a: &BodyState, b: &BodyState) -> bool {
     let left = features.clearance - (a.moved + b.moved);
-    if left > 1e-9 * (a.radius + b.radius) {
+    if left > 1e-9 * a.radius.min(b.radius) {
         features.clearance = left;
         true
     } else {
@@ -398,6 +399,24 @@ impl World {
         self.wall_states.clear();
         self.wall_states
             .extend(self.walls.iter().map(|w| w.state(t_end)));
+        // The last step's evaluation, at its end: a wall's motion is a function of time.
+        let t_last = self.time_base + self.steps_since_base as f64 * self.params.dt;
+        self.wall_motion.clear();
+        self.wall_motion
+            .extend(self.walls.iter().zip(&self.wall_states).map(|(wall, now)| {
+                match &wall.geometry {
+                    WallGeometry::Body(poly) => {
+                        let radius = poly
+                            .vertices()
+                            .iter()
+                            .map(|v| v.length())
+                            .fold(0.0, f64::max);
+                        Reach::between(&wall.state(t_last).pose, &now.pose).within(radius)
+                    }
+                    // A half-space's pairs keep no distance: they are met every step.
+                    WallGeometry::HalfSpace { .. } => f64::INFINITY,
+                }
+            }));
         for (w, wall) in self.walls.iter().enumerate() {
             let proxy = self.wall_proxy[w] as usize;
             self.boxes[proxy] = match grain_region {
@@ -533,7 +552,7 @@ impl World {
         let shapes = &self.shapes;
         let ecs = &self.ecs;
         let walls = &self.walls;
-        let wall_states = &self.wall_states;
+        let (wall_states, wall_motion) = (&self.wall_states, &self.wall_motion);
         let (slots, kinematics, motion) = (&self.slots, &self.kinematics, &self.motion);
         let boxes = &self.boxes;
         let mut solid_query = self.solid_query.query(ecs);
@@ -589,7 +608,10 @@ impl World {
                         radius: f64::INFINITY,
                         material: walls[w as usize].material.map_or(NO_MATERIAL, |m| m.0),
                         box_center,
-                        moved: f64::INFINITY,
+                        moved: wall_motion
+                            .get(w as usize)
+                            .copied()
+                            .unwrap_or(f64::INFINITY),
                     }
                 }
             }

@@ -325,6 +325,9 @@ pub struct World {
     /// Scratch: how far each grain moved since the last step's evaluation, by slot
     /// ([`crate::motion`]; unknown, infinite, until it is stepped or sent here).
     pub(crate) motion: Vec<Reach>,
+    /// Scratch: how far any point of each wall moved since the last step's evaluation (a
+    /// half-space: infinite), by wall.
+    pub(crate) wall_motion: Vec<f64>,
     pub(crate) loads: Vec<Load>,
     pub(crate) stats: StepStats,
     /// Buffers of [`World::renumber`].
@@ -381,6 +384,7 @@ impl World {
             images: Vec::new(),
             kinematics: Vec::new(),
             motion: Vec::new(),
+            wall_motion: Vec::new(),
             loads: Vec::new(),
             stats: StepStats::default(),
             renumbering: RenumberScratch::default(),

@@ -12,6 +12,7 @@ use talus_sim::integrate::{
     Kinematics, Load, VerletState,
 };
 use talus_sim::material::Material;
+use talus_sim::motion::Reach;
 use talus_sim::{GrainDesc, GrainId, SimParams, World};
 
 /// A world with one grain of `poly` (density 1000) under `gravity`.
@@ -418,4 +419,95 @@ fn damped_stability_limits_are_those_of_the_schemes_own_steps() {
             }
         }
     }
+}
+
+/// The motion between two force evaluations as the step bounds it (the last correction's
+/// reach, then the prediction's: `talus_sim::motion`) covers how far every vertex of a
+/// spinning, tumbling grain under changing loads moved between the poses the forces were
+/// evaluated at, for both schemes (Gear's corrector moves the pose after the evaluation;
+/// Verlet's does not).
+#[test]
+fn the_motion_between_evaluations_covers_every_vertex() {
+    let lengths = DVec3::new(0.01, 0.006, 0.004);
+    let poly = generate::rectangular_box(lengths).unwrap();
+    let radius = poly
+        .vertices()
+        .iter()
+        .map(|v| v.length())
+        .fold(0.0, f64::max);
+    let mass = 2650.0 * lengths.x * lengths.y * lengths.z;
+    let inertia = Inertia {
+        mass,
+        principal: DVec3::new(
+            lengths.y * lengths.y + lengths.z * lengths.z,
+            lengths.x * lengths.x + lengths.z * lengths.z,
+            lengths.x * lengths.x + lengths.y * lengths.y,
+        ) * (mass / 12.0),
+    };
+    // Loads that change every step (so that Gear's corrector moves the pose), of the size
+    // of contact forces on such a grain.
+    let load = |n: usize| {
+        let t = n as f64;
+        Load {
+            force: DVec3::new((0.3 * t).sin(), (0.7 * t).cos(), (1.1 * t).sin()) * 5.0,
+            torque: DVec3::new((0.5 * t).cos(), (0.2 * t).sin(), (0.9 * t).cos()) * 0.01,
+        }
+    };
+    let start = Kinematics {
+        pose: Pose::new(
+            DVec3::new(0.1, -0.2, 0.3),
+            DQuat::from_euler(talus_geom::glam::EulerRot::XYZ, 0.4, -1.2, 2.0),
+        ),
+        velocity: DVec3::new(1.0, -2.0, 0.5),
+        angular_velocity: DVec3::new(40.0, -25.0, 60.0),
+    };
+    fn run<I: Integrator>(
+        start: &Kinematics,
+        inertia: &Inertia,
+        load: &dyn Fn(usize) -> Load,
+        poly: &ConvexPolyhedron,
+        radius: f64,
+    ) -> f64 {
+        let dt = 2e-5;
+        let mut state = I::initial(start, inertia, &load(0), dt);
+        let mut pose = start.pose;
+        let mut last: Option<Pose> = None;
+        let mut farthest: f64 = 0.0;
+        for n in 0..3_000 {
+            let before = pose;
+            let kinematics = state.predict(&mut pose, inertia, dt);
+            let bound = state
+                .corrected()
+                .then(Reach::between(&before, &pose))
+                .within(radius);
+            if let Some(last) = last {
+                for &v in poly.vertices() {
+                    let moved = (pose.position + pose.rotation * v)
+                        .distance(last.position + last.rotation * v);
+                    assert!(
+                        moved <= bound * (1.0 + 1e-12),
+                        "step {n}: {moved} > {bound}"
+                    );
+                    farthest = farthest.max(moved);
+                }
+            }
+            last = Some(pose);
+            let predicted = pose;
+            state.correct(&mut pose, &load(n + 1), inertia, &kinematics, dt);
+            // The correction's own move, which the next step counts.
+            let by_correction = state.corrected().within(radius);
+            for &v in poly.vertices() {
+                let moved = (pose.position + pose.rotation * v)
+                    .distance(predicted.position + predicted.rotation * v);
+                assert!(
+                    moved <= by_correction * (1.0 + 1e-12),
+                    "step {n}: {moved} > {by_correction}"
+                );
+            }
+        }
+        farthest
+    }
+    // The grain moves: the check is not of a grain at rest.
+    assert!(run::<GearState>(&start, &inertia, &load, &poly, radius) > 1e-5);
+    assert!(run::<VerletState>(&start, &inertia, &load, &poly, radius) > 1e-5);
 }
