@@ -198,11 +198,11 @@ fn narrow(
             &views.bodies[second as usize],
         );
         let law = laws.law(body_a.material, body_b.material);
-        // A law that reaches across a gap meets every pair; otherwise a pair whose grains
-        // cannot have closed their last gap has no force, as its query would find.
-        if law.is_none_or(|m| m.range() <= 0.0)
-            && still_apart(&mut contact.features, body_a, body_b)
-        {
+        // A pair whose bodies cannot have come within the law's reach (zero for a law of
+        // touching bodies; a liquid bridge's rupture gap) since its last query has no force,
+        // as the query would find (its history was forgotten when it was last beyond).
+        let reach = law.map_or(0.0, |m| m.range().max(0.0));
+        if still_apart(&mut contact.features, body_a, body_b, reach) {
             contact.touching = false;
             *out = None;
             return;
@@ -229,13 +229,13 @@ fn narrow(
     }
 }
 
-/// Whether a pair's grains are still apart: the gap its last query found
-/// ([`FeatureCache::clearance`]) less how far both grains have moved since stays above a
-/// margin for round-off (a billionth of the smaller's size: a wall's is infinite), and is
-/// kept for the next step.
-fn still_apart(features: &mut FeatureCache, a: &BodyState, b: &BodyState) -> bool {
+/// Whether a pair's bodies are still farther apart than `reach`: the gap its last query
+/// found ([`FeatureCache::clearance`]) less how far both bodies have moved since stays above
+/// `reach` by a margin for round-off (a billionth of the smaller's size: a wall's is
+/// infinite); what is left is kept for the next step.
+fn still_apart(features: &mut FeatureCache, a: &BodyState, b: &BodyState, reach: f64) -> bool {
     let left = features.clearance - (a.moved + b.moved);
-    if left > 1e-9 * a.radius.min(b.radius) {
+    if left > reach + 1e-9 * a.radius.min(b.radius) {
         features.clearance = left;
         true
     } else {
