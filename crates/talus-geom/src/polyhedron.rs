@@ -139,6 +139,8 @@ pub struct ConvexPolyhedron {
     face_sphere: Vec<(DVec3, f64)>,
     /// Diagonal of `local_aabb`.
     diameter_bound: f64,
+    /// Largest distance of a vertex from the frame's origin.
+    radius_about_origin: f64,
     /// The mean of the vertices.
     vertex_centroid: DVec3,
     /// Per face: the pole of its plane about the vertex centroid `c`,
@@ -345,6 +347,7 @@ impl ConvexPolyhedron {
         }
         star_start.push(star.len() as u32);
 
+        let radius_about_origin = vertices.iter().map(|v| v.length()).fold(0.0, f64::max);
         let poly = ConvexPolyhedron {
             vertices,
             half_edges,
@@ -356,6 +359,7 @@ impl ConvexPolyhedron {
             half_edge_length,
             half_edge_side,
             diameter_bound: local_aabb.extents().length(),
+            radius_about_origin,
             vertex_centroid: DVec3::ZERO,
             face_pole: Vec::new(),
             local_aabb,
@@ -469,6 +473,13 @@ impl ConvexPolyhedron {
     #[must_use]
     pub fn diameter_bound(&self) -> f64 {
         self.diameter_bound
+    }
+
+    /// The largest distance of a vertex from the origin of the polyhedron's frame: no point
+    /// of it lies farther from that origin (for a grain's body, its centre of mass).
+    #[must_use]
+    pub fn radius_about_origin(&self) -> f64 {
+        self.radius_about_origin
     }
 
     /// Unit direction of half-edge `h`, from its origin to its end.

@@ -232,3 +232,21 @@ fn nearly_flat_but_solid_sets_are_accepted_exactly() {
         poly.volume()
     );
 }
+
+/// The radius about the origin is the farthest of the input points kept as vertices, and
+/// no input point lies beyond it (clouds placed off the origin, so that the centre of the
+/// cloud is not the centre of the sphere).
+#[test]
+fn the_radius_about_the_origin_holds_every_point_and_touches_a_vertex() {
+    let mut r = rng(41);
+    for _ in 0..200 {
+        let shift = DVec3::new(r.random(), r.random(), r.random()) * 4.0 - 2.0;
+        let cloud: Vec<DVec3> = random_cloud(0, 40, &mut r)
+            .iter()
+            .map(|&p| p + shift)
+            .collect();
+        let poly = ConvexPolyhedron::from_points(&cloud).unwrap();
+        let farthest = cloud.iter().map(|p| p.length()).fold(0.0, f64::max);
+        assert_eq!(poly.radius_about_origin(), farthest);
+    }
+}

@@ -71,10 +71,7 @@ impl Limits {
                     let b = wall.aabb(&wall.start);
                     include(b.min);
                     include(b.max);
-                    poly.vertices()
-                        .iter()
-                        .map(|v| v.length())
-                        .fold(0.0, f64::max)
+                    poly.radius_about_origin()
                 }
                 WallGeometry::HalfSpace { .. } => 0.0,
             };
@@ -292,11 +289,7 @@ fn violent_drive(exp: &Experiment) -> Option<String> {
                 angular_velocity, ..
             } => {
                 let reach = match &wall.geometry {
-                    WallGeometry::Body(poly) => poly
-                        .vertices()
-                        .iter()
-                        .map(|v| v.length())
-                        .fold(0.0, f64::max),
+                    WallGeometry::Body(poly) => poly.radius_about_origin(),
                     WallGeometry::HalfSpace { .. } => 0.0,
                 };
                 let w = angular_velocity.abs();

@@ -68,11 +68,7 @@ impl Shape {
             )?,
             None => BoundingEllipsoid::around(&body),
         };
-        let radius = body
-            .vertices()
-            .iter()
-            .map(|v| v.length())
-            .fold(0.0, f64::max);
+        let radius = body.radius_about_origin();
         Ok(Shape {
             name: name.to_string(),
             equivalent_radius: (0.75 * body_props.volume / std::f64::consts::PI).cbrt(),

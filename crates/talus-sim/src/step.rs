@@ -405,14 +405,8 @@ impl World {
         self.wall_motion
             .extend(self.walls.iter().zip(&self.wall_states).map(|(wall, now)| {
                 match &wall.geometry {
-                    WallGeometry::Body(poly) => {
-                        let radius = poly
-                            .vertices()
-                            .iter()
-                            .map(|v| v.length())
-                            .fold(0.0, f64::max);
-                        Reach::between(&wall.state(t_last).pose, &now.pose).within(radius)
-                    }
+                    WallGeometry::Body(poly) => Reach::between(&wall.state(t_last).pose, &now.pose)
+                        .within(poly.radius_about_origin()),
                     // A half-space's pairs keep no distance: they are met every step.
                     WallGeometry::HalfSpace { .. } => f64::INFINITY,
                 }

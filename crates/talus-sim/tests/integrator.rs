@@ -430,11 +430,7 @@ fn damped_stability_limits_are_those_of_the_schemes_own_steps() {
 fn the_motion_between_evaluations_covers_every_vertex() {
     let lengths = DVec3::new(0.01, 0.006, 0.004);
     let poly = generate::rectangular_box(lengths).unwrap();
-    let radius = poly
-        .vertices()
-        .iter()
-        .map(|v| v.length())
-        .fold(0.0, f64::max);
+    let radius = poly.radius_about_origin();
     let mass = 2650.0 * lengths.x * lengths.y * lengths.z;
     let inertia = Inertia {
         mass,
@@ -473,6 +469,15 @@ fn the_motion_between_evaluations_covers_every_vertex() {
         let mut pose = start.pose;
         let mut last: Option<Pose> = None;
         let mut farthest: f64 = 0.0;
+        // The farthest any vertex moved from pose `from` to pose `to`.
+        let vertex_move = |from: &Pose, to: &Pose| {
+            poly.vertices()
+                .iter()
+                .map(|&v| {
+                    (to.position + to.rotation * v).distance(from.position + from.rotation * v)
+                })
+                .fold(0.0, f64::max)
+        };
         for n in 0..3_000 {
             let before = pose;
             let kinematics = state.predict(&mut pose, inertia, dt);
@@ -481,29 +486,23 @@ fn the_motion_between_evaluations_covers_every_vertex() {
                 .then(Reach::between(&before, &pose))
                 .within(radius);
             if let Some(last) = last {
-                for &v in poly.vertices() {
-                    let moved = (pose.position + pose.rotation * v)
-                        .distance(last.position + last.rotation * v);
-                    assert!(
-                        moved <= bound * (1.0 + 1e-12),
-                        "step {n}: {moved} > {bound}"
-                    );
-                    farthest = farthest.max(moved);
-                }
+                let moved = vertex_move(&last, &pose);
+                assert!(
+                    moved <= bound * (1.0 + 1e-12),
+                    "step {n}: {moved} > {bound}"
+                );
+                farthest = farthest.max(moved);
             }
             last = Some(pose);
             let predicted = pose;
             state.correct(&mut pose, &load(n + 1), inertia, &kinematics, dt);
             // The correction's own move, which the next step counts.
             let by_correction = state.corrected().within(radius);
-            for &v in poly.vertices() {
-                let moved = (pose.position + pose.rotation * v)
-                    .distance(predicted.position + predicted.rotation * v);
-                assert!(
-                    moved <= by_correction * (1.0 + 1e-12),
-                    "step {n}: {moved} > {by_correction}"
-                );
-            }
+            let moved = vertex_move(&predicted, &pose);
+            assert!(
+                moved <= by_correction * (1.0 + 1e-12),
+                "step {n}: {moved} > {by_correction}"
+            );
         }
         farthest
     }
