@@ -856,6 +856,8 @@ fn finish(
 pub(crate) const ORIGINAL: u32 = 1 << 31;
 
 /// Whether `x` (own frame) lies within face `f`'s polygon, to `margin` beyond its sides.
+/// Inlined, as [`beyond`] is.
+#[inline]
 pub(crate) fn in_face(poly: &ConvexPolyhedron, f: u32, x: DVec3, margin: f64) -> bool {
     poly.face_side_planes(f as usize)
         .iter()
@@ -871,6 +873,11 @@ pub(crate) fn in_face(poly: &ConvexPolyhedron, f: u32, x: DVec3, margin: f64) ->
 /// ([`ConvexPolyhedron::face_pole`]), the vertices of the polar polyhedron, whose edges join
 /// adjacent faces, so a local maximum is the global one; and `x` is inside when that maximum
 /// is below 1.
+///
+/// Inlined where it can be: a point passed to a call is stored to the stack and read back
+/// at another width (its `x`, then `y` and `z` together), which stalls the read until the
+/// store is done (store forwarding fails), some twenty cycles per call.
+#[inline]
 pub(crate) fn beyond(poly: &ConvexPolyhedron, x: DVec3, start: &mut u32) -> f64 {
     let faces = poly.faces();
     let relative = x - poly.vertex_centroid();

@@ -335,6 +335,8 @@ pub(crate) struct ReuseWorkspace {
     b: Side,
     stand: StandIn,
     part: TaggedPolygon,
+    /// The planes of the sides of a face, for [`section_of`].
+    sides: Vec<(DVec3, f64)>,
 }
 
 /// What [`reused`] found: the boundary sums of A∩B (B's frame), and the faces that bound it.
@@ -391,7 +393,8 @@ impl Pair<'_> {
     /// Whether `x` (B's frame), a corner of a part of one grain tagged `tag`, lies in the
     /// other grain (A when `in_a`): a vertex of its own grain (tag [`ORIGINAL`]) against
     /// the whole other grain, by a climb from `start`; a corner cut out by the plane of the
-    /// other grain's face `tag` within that face.
+    /// other grain's face `tag` within that face. Inlined, as [`beyond`] is.
+    #[inline]
     fn inside(&self, in_a: bool, x: DVec3, tag: u32, start: &mut u32) -> bool {
         if tag & ORIGINAL != 0 {
             self.beyond(in_a, x, start) <= self.margin
@@ -404,6 +407,7 @@ impl Pair<'_> {
 
     /// How far `x` (B's frame) lies beyond the grain (A when `in_a`): negative inside (see
     /// [`beyond`]; the climb starts from `start`).
+    #[inline]
     fn beyond(&self, in_a: bool, x: DVec3, start: &mut u32) -> f64 {
         if in_a {
             beyond(self.a, self.b_to_a.point(x), start)
@@ -447,6 +451,7 @@ pub(crate) fn reused(
         b: side_b,
         stand,
         part,
+        sides,
     } = w;
     // The grain whose listed faces stand in for it: the one with more of them (fewer parts
     // to clip), B when both have as many.
@@ -479,7 +484,7 @@ pub(crate) fn reused(
         if !listed {
             return None;
         }
-        if let Some(outcome) = one_sided(&pair, stand, y, part) {
+        if let Some(outcome) = one_sided(&pair, stand, y, part, sides) {
             count_way(0);
             return outcome;
         }
@@ -501,6 +506,7 @@ fn one_sided(
     x: &StandIn,
     y: &mut Side,
     part: &mut TaggedPolygon,
+    sides: &mut Vec<(DVec3, f64)>,
 ) -> Option<Option<Reused>> {
     let x_planes = &x.planes[..x.count];
     y.measure(x_planes, pair.tolerance);
@@ -519,7 +525,7 @@ fn one_sided(
             continue;
         }
         let has_part = if x.whole_cone {
-            section_of(pair, x, y, k, part)
+            section_of(pair, x, y, k, part, sides)
         } else {
             None
         };
@@ -592,6 +598,7 @@ fn section_of(
     y: &Side,
     k: usize,
     part: &mut TaggedPolygon,
+    sides: &mut Vec<(DVec3, f64)>,
 ) -> Option<bool> {
     let (normal, offset) = y.planes[k];
     let apex = x.apex_point;
@@ -618,9 +625,11 @@ fn section_of(
     }));
     let y_poly = pair.grain(!x.is_a);
     let face = y.faces[k];
-    let half_edges = y_poly.faces()[face as usize].half_edges();
-    for (h, side) in half_edges.zip(y_poly.face_side_planes(face as usize)) {
-        let (side_normal, side_point) = if x.is_a {
+    // The sides' planes in B's frame, all computed before the first clip: a plane just
+    // stored and read back at another width stalls the read (store forwarding fails).
+    sides.clear();
+    sides.extend(y_poly.face_side_planes(face as usize).iter().map(|side| {
+        let (normal, point) = if x.is_a {
             (side.normal, side.point)
         } else {
             (
@@ -628,9 +637,12 @@ fn section_of(
                 pair.a_to_b.point(side.point),
             )
         };
-        let side_offset = side_normal.dot(side_point);
+        (normal, normal.dot(point))
+    }));
+    let half_edges = y_poly.faces()[face as usize].half_edges();
+    for (h, plane) in half_edges.zip(sides.iter()) {
         let label = ORIGINAL | h as u32;
-        if !part.clip(|p| side_normal.dot(p) - side_offset, label, pair.tolerance) {
+        if !part.clip(|p| plane.0.dot(p) - plane.1, label, pair.tolerance) {
             return Some(false);
         }
     }
@@ -665,8 +677,10 @@ fn clipped(
     while any != 0 {
         let j = any.trailing_zeros() as usize;
         any &= any - 1;
-        let (normal, offset) = planes[j];
-        if !part.clip(|x| normal.dot(x) - offset, faces[j], pair.tolerance) {
+        // The plane read where it is kept, not copied out first: a copy just stored and
+        // read back at another width stalls the load (store forwarding fails).
+        let plane = &planes[j];
+        if !part.clip(|x| plane.0.dot(x) - plane.1, faces[j], pair.tolerance) {
             return Some(false);
         }
     }
