@@ -131,6 +131,8 @@ struct Workspace {
     trace: Trace,
     /// A part of a face bounding A∩B, its corners tagged (see [`ORIGINAL`]).
     part: TaggedPolygon,
+    /// The planes that cut that part (see [`checked_part`]).
+    part_cuts: Vec<Plane>,
     /// The buffers of the reuse of a persisting contact's faces.
     reuse: ReuseWorkspace,
 }
@@ -476,10 +478,15 @@ fn checked_part(
 ) -> Option<bool> {
     w.part.start(corners);
     let cuts = &w.trace.cuts[part.cuts.0 as usize..part.cuts.1 as usize];
-    if !cuts.iter().all(|&g| {
-        let plane = plane(g);
-        w.part.clip(|x| plane.distance(x), g, tolerance)
-    }) {
+    // All planes computed before the first clip: a plane just stored and read back at
+    // another width stalls the read (store forwarding fails).
+    w.part_cuts.clear();
+    w.part_cuts.extend(cuts.iter().map(|&g| plane(g)));
+    if !cuts
+        .iter()
+        .zip(&w.part_cuts)
+        .all(|(&g, plane)| w.part.clip(|x| plane.distance(x), g, tolerance))
+    {
         return Some(false);
     }
     for (&x, &tag) in w.part.points().iter().zip(w.part.tags()) {
