@@ -34,6 +34,7 @@ pub mod snapshot;
 mod step;
 pub mod wall;
 mod wall_sums;
+mod workers;
 mod world;
 
 pub use error::SimError;

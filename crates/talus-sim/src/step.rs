@@ -264,6 +264,8 @@ impl World {
         let dt = self.params.dt;
         let t_end = self.time_base + (self.steps_since_base + 1) as f64 * dt;
 
+        // One worker waits actively until the step ends: see [`crate::workers`].
+        let _awake = self.workers.awake();
         let start = Instant::now();
         let every = self.params.renumber_every;
         if every > 0 && self.steps > 0 && self.steps % every == 0 {
@@ -325,7 +327,7 @@ impl World {
     /// Whether the stages over the grains run on the worker threads: with several, and
     /// enough grains to share.
     fn parallel_grains(&self) -> bool {
-        self.pool.current_num_threads() > 1 && self.slots.len() >= PARALLEL_GRAINS
+        self.workers.threads() > 1 && self.slots.len() >= PARALLEL_GRAINS
     }
 
     /// Stage 1: every grain to where the forces are evaluated; its kinematics and inertia
@@ -377,7 +379,7 @@ impl World {
             (a, b) => a.or(b),
         };
         let (boxes, proxies) = (&mut self.boxes, &self.proxies);
-        in_pool(&self.pool, parallel, || {
+        in_pool(self.workers.pool(), parallel, || {
             if parallel {
                 boxes
                     .par_iter_mut()
@@ -439,7 +441,7 @@ impl World {
         self.gather_bodies();
         let assigning = self.assign_owners();
         self.claim_pairs();
-        let threads = self.pool.current_num_threads();
+        let threads = self.workers.threads();
         let (broad_time, beside) = self.narrow_stage(dt, threads, false);
         let history_len = self.laws.default.as_ref().map_or(0, |m| m.history_len());
         let proxies = &self.proxies;
@@ -478,7 +480,7 @@ impl World {
             bodies,
             shapes,
             walls,
-            pool,
+            workers,
             distribution,
             decomposition,
             params,
@@ -496,6 +498,7 @@ impl World {
             walls,
             periodic: params.periodic,
         };
+        let pool = workers.pool();
         contact_forces.resize(contacts.len(), None);
         let beside = threads > 1 && contacts.len() >= PARALLEL_PAIRS;
         let mut meet = |threads: usize, fresh_only: bool| {
@@ -612,7 +615,7 @@ impl World {
         };
         let (bodies, proxies) = (&mut self.bodies, &self.proxies);
         bodies.clear();
-        in_pool(&self.pool, parallel, || {
+        in_pool(self.workers.pool(), parallel, || {
             if parallel {
                 bodies.par_extend(
                     proxies

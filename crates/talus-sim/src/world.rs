@@ -39,6 +39,7 @@ use crate::shape::{Shape, ShapeId, ShapeLibrary};
 use crate::step::BodyState;
 use crate::wall::{Wall, WallGeometry, WallId, WallState};
 use crate::wall_sums::WallSums;
+use crate::workers::Workers;
 
 /// A grain, by its identity in the run.
 #[derive(
@@ -312,7 +313,8 @@ pub struct World {
         Option<&'static crate::distribute::decompose::Ghost>,
     )>,
     pub(crate) wall_states: Vec<WallState>,
-    pub(crate) pool: rayon::ThreadPool,
+    /// The threads of the parallel stages.
+    pub(crate) workers: Workers,
     /// Mass, bounding radius and equivalent radius of every distinct kind of grain (shape
     /// and material) added so far: the basis of the critical time step.
     pub(crate) extremes: Vec<GrainKind>,
@@ -350,7 +352,7 @@ impl World {
     /// negative margin.
     pub fn new(params: SimParams) -> Result<World, SimError> {
         params.validate()?;
-        let pool = build_pool(params.threads)?;
+        let workers = build_workers(params.threads)?;
         Ok(World {
             ecs: hecs::World::new(),
             shapes: ShapeLibrary::default(),
@@ -378,7 +380,7 @@ impl World {
             solid_query: hecs::PreparedQuery::new(),
             box_query: hecs::PreparedQuery::new(),
             wall_states: Vec::new(),
-            pool,
+            workers,
             extremes: Vec::new(),
             pending: Vec::new(),
             images: Vec::new(),
@@ -423,7 +425,7 @@ impl World {
     /// the parameters ask for 0).
     #[must_use]
     pub fn thread_count(&self) -> usize {
-        self.pool.current_num_threads()
+        self.workers.threads()
     }
 
     /// Changes the number of worker threads of the contact stage (0: the runtime's choice).
@@ -432,7 +434,7 @@ impl World {
     /// # Errors
     /// [`SimError::InvalidParameter`] if the threads cannot be started.
     pub fn set_threads(&mut self, threads: usize) -> Result<(), SimError> {
-        self.pool = build_pool(threads)?;
+        self.workers = build_workers(threads)?;
         self.params.threads = threads;
         Ok(())
     }
@@ -1139,16 +1141,13 @@ fn rescale<I: Integrator>(ecs: &mut hecs::World, ratio: f64) {
     }
 }
 
-/// The worker pool of the contact stage.
-fn build_pool(threads: usize) -> Result<rayon::ThreadPool, SimError> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| SimError::InvalidParameter {
-            name: "threads",
-            value: format!("{threads} ({e})"),
-            allowed: "a thread count the system can start",
-        })
+/// The worker threads of the parallel stages.
+fn build_workers(threads: usize) -> Result<Workers, SimError> {
+    Workers::new(threads).map_err(|e| SimError::InvalidParameter {
+        name: "threads",
+        value: format!("{threads} ({e})"),
+        allowed: "a thread count the system can start",
+    })
 }
 
 /// Whether two laws keep the same history per contact, as the laws of one world must: a
