@@ -3,10 +3,11 @@
 //!
 //! A parallel stage hands its work to the pool and waits; a worker asleep since the last
 //! parallel stage has to be woken first. On a virtual machine whose idle cores halt, that
-//! wake-up is slow and uneven: on the two-core machine of the benchmarks, a parallel loop
-//! of 3 ms started after 0.7 ms of work on the calling thread alone finished 0.35 ms after
-//! half its work (0.1 ms when the pool's other core had not fallen idle meanwhile), and a
-//! whole step of a settled bed spends a sixth of its time in such waits.
+//! wake-up is slow and uneven: on the two-core machine of the benchmarks, two threads
+//! sharing 2.9 ms of work (a step's narrow phase, after 0.7 ms of stages on the calling
+//! thread alone) took 0.35 ms longer than half of it, and 0.1 ms longer with a thread kept
+//! spinning on the other core meanwhile; the `contact_step` bench's step on two threads
+//! took 3.95 ms, and 3.60 ms with the waiting worker below (medians of three runs).
 //!
 //! So, while a step runs, one worker waits actively: it takes any work the pool is given
 //! at once and otherwise spins (as OpenMP's active wait policy does), which keeps its core
