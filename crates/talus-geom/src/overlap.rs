@@ -227,7 +227,7 @@ pub fn overlap_coherent(
         }
         let found = intersect(a, b, pose_b, &a_to_b, cache, true, w);
         if found.is_some() {
-            hint.faces = BoundingFaces::new(&w.kept_a, &w.kept_b);
+            hint.faces.set(&w.kept_a, &w.kept_b);
         }
         found
     })
@@ -252,7 +252,7 @@ fn from_faces(
         return None;
     }
     let o = finish(&found.sums, scale, pose_b, || contact_area)?;
-    *faces = BoundingFaces::new(
+    faces.set(
         &found.kept_a[..found.count_a],
         &found.kept_b[..found.count_b],
     );
@@ -1484,14 +1484,16 @@ mod tests {
                     .map(|_| r.random_range(0..top))
                     .collect()
             };
-            OverlapHint {
+            let mut hint = OverlapHint {
                 crossing: Some(Crossing {
                     edge: r.random_range(0..700),
                     face: r.random_range(0..500),
                     edge_of_a,
                 }),
-                faces: BoundingFaces::new(&faces(r), &faces(r)),
-            }
+                faces: BoundingFaces::default(),
+            };
+            hint.faces.set(&faces(r), &faces(r));
+            hint
         };
         let (x, y) = (made_up(true), made_up(false));
         let stale = STALE.with(|s| s.replace(right));

@@ -56,23 +56,25 @@ pub(crate) struct BoundingFaces {
 }
 
 impl BoundingFaces {
-    /// The faces `a` and `b`, or none when either list is empty, too long to keep or holds
-    /// an index past 16 bits.
-    pub fn new(a: &[u32], b: &[u32]) -> BoundingFaces {
-        let mut faces = BoundingFaces::default();
+    /// Makes these the faces `a` and `b`, or none when either list is empty, too long to
+    /// keep or holds an index past 16 bits. In place: a hint built apart and copied in is
+    /// stored a byte at a time and read back as wider words, which waits for the stores
+    /// to be done.
+    pub fn set(&mut self, a: &[u32], b: &[u32]) {
         let keeps = |list: &[u32]| {
             (1..=HINT_FACES).contains(&list.len()) && list.iter().all(|&f| u16::try_from(f).is_ok())
         };
-        if keeps(a) && keeps(b) {
-            for (kept, &f) in faces.a.iter_mut().zip(a) {
-                *kept = f as u16;
+        let (count_a, count_b) = if keeps(a) && keeps(b) {
+            (a.len(), b.len())
+        } else {
+            (0, 0)
+        };
+        for (list, kept, count) in [(a, &mut self.a, count_a), (b, &mut self.b, count_b)] {
+            for (k, kept) in kept.iter_mut().enumerate() {
+                *kept = if k < count { list[k] as u16 } else { 0 };
             }
-            for (kept, &f) in faces.b.iter_mut().zip(b) {
-                *kept = f as u16;
-            }
-            (faces.count_a, faces.count_b) = (a.len() as u8, b.len() as u8);
         }
-        faces
+        (self.count_a, self.count_b) = (count_a as u8, count_b as u8);
     }
 
     /// The faces of each grain, when there are some, all exist on `poly_a` and `poly_b` and
