@@ -339,9 +339,12 @@ pub(crate) struct ReuseWorkspace {
     part: TaggedPolygon,
     /// The planes of the sides of a face, for [`section_of`].
     sides: Vec<(DVec3, f64)>,
+    /// What the last call found (kept here, not returned by value: see [`Reused::start`]).
+    found: Reused,
 }
 
 /// What [`reused`] found: the boundary sums of A∩B (B's frame), and the faces that bound it.
+#[derive(Default)]
 pub(crate) struct Reused {
     pub sums: BoundarySums,
     pub kept_a: [u32; HINT_FACES],
@@ -351,14 +354,11 @@ pub(crate) struct Reused {
 }
 
 impl Reused {
-    fn new(sums: BoundarySums) -> Reused {
-        Reused {
-            sums,
-            kept_a: [0; HINT_FACES],
-            kept_b: [0; HINT_FACES],
-            count_a: 0,
-            count_b: 0,
-        }
+    /// Starts anew from `sums`, in place: a result built apart and moved out is copied
+    /// through memory, some 200 bytes a query.
+    fn start(&mut self, sums: BoundarySums) {
+        self.sums = sums;
+        (self.count_a, self.count_b) = (0, 0);
     }
 
     fn keep(&mut self, of_a: bool, face: u32) {
@@ -421,13 +421,13 @@ impl Pair<'_> {
 
 /// The boundary sums of A∩B from the faces in `faces` (see the module documentation);
 /// `None` when there are none or a check fails.
-pub(crate) fn reused(
+pub(crate) fn reused<'w>(
     a: &ConvexPolyhedron,
     b: &ConvexPolyhedron,
     a_to_b: &Iso,
     faces: &BoundingFaces,
-    w: &mut ReuseWorkspace,
-) -> Option<Reused> {
+    w: &'w mut ReuseWorkspace,
+) -> Option<&'w Reused> {
     let (faces_a, faces_b) = faces.on(a, b)?;
     let scale = a.diameter_bound() + b.diameter_bound();
     let pair = Pair {
@@ -454,6 +454,7 @@ pub(crate) fn reused(
         stand,
         part,
         sides,
+        found,
     } = w;
     // The grain whose listed faces stand in for it: the one with more of them (fewer parts
     // to clip), B when both have as many.
@@ -486,9 +487,9 @@ pub(crate) fn reused(
         if !listed {
             return None;
         }
-        if let Some(outcome) = one_sided(&pair, stand, y, part, sides) {
+        if let Some(outcome) = one_sided(&pair, stand, y, part, sides, found) {
             count_way(0);
-            return outcome;
+            return outcome.then_some(&*found);
         }
     }
     if !side_a.list(a, faces_a, plane_a, |x| a_to_b.point(x))
@@ -497,19 +498,20 @@ pub(crate) fn reused(
         return None;
     }
     count_way(3);
-    two_sided(&pair, side_a, side_b, part)
+    two_sided(&pair, side_a, side_b, part, found).map(|()| &*found)
 }
 
 /// The overlap from the parts of Y's listed faces alone, X's listed faces standing in for X
-/// (see the module documentation): `None` when that does not apply (a face of Y lies in a
-/// plane of X), `Some(None)` when a check fails.
+/// (see the module documentation), left in `found`: `None` when that does not apply (a
+/// face of Y lies in a plane of X), `Some(false)` when a check fails.
 fn one_sided(
     pair: &Pair,
     x: &StandIn,
     y: &mut Side,
     part: &mut TaggedPolygon,
     sides: &mut Vec<(DVec3, f64)>,
-) -> Option<Option<Reused>> {
+    found: &mut Reused,
+) -> Option<bool> {
     let x_planes = &x.planes[..x.count];
     y.measure(x_planes, pair.tolerance);
     let coplanar =
@@ -517,7 +519,7 @@ fn one_sided(
     if coplanar {
         return None;
     }
-    let mut found = None;
+    let mut started = false;
     let mut start = x.faces[0];
     let y_is_a = !x.is_a;
     let y_poly = pair.grain(y_is_a);
@@ -538,7 +540,7 @@ fn one_sided(
                 pair, y_is_a, y, k, any, &x.faces, x_planes, part, &mut start,
             ) {
                 Some(has_part) => has_part,
-                None => return Some(None),
+                None => return Some(false),
             },
         };
         if !has_part {
@@ -551,7 +553,7 @@ fn one_sided(
             if y.beyond[v] == 0 && !y.checked[v] {
                 y.checked[v] = true;
                 if !pair.inside(x.is_a, y.points[v], ORIGINAL, &mut start) {
-                    return Some(None);
+                    return Some(false);
                 }
             }
         }
@@ -568,10 +570,13 @@ fn one_sided(
             if !y.faces[..y.count].contains(&across)
                 && p.distance_squared(q) > pair.margin * pair.margin
             {
-                return Some(None);
+                return Some(false);
             }
         }
-        let found = found.get_or_insert_with(|| Reused::new(BoundarySums::about(x.apex_point)));
+        if !started {
+            found.start(BoundarySums::about(x.apex_point));
+            started = true;
+        }
         // The faces of X whose planes bound the part (its sides along them) bound A∩B.
         for &label in part.labels() {
             if label & ORIGINAL == 0 {
@@ -586,7 +591,7 @@ fn one_sided(
             found.sums.add_contact_of_b(points);
         }
     }
-    Some(found.filter(|found| found.count_a > 0 && found.count_b > 0))
+    Some(started && found.count_a > 0 && found.count_b > 0)
 }
 
 /// The part of Y's listed face `k` within X's cone by its section: the points where the
@@ -694,16 +699,18 @@ fn clipped(
     Some(true)
 }
 
-/// The overlap from both grains' parts, checked to close.
+/// The overlap from both grains' parts, checked to close, left in `found`; `None` when a
+/// check fails.
 fn two_sided(
     pair: &Pair,
     side_a: &mut Side,
     side_b: &mut Side,
     part: &mut TaggedPolygon,
-) -> Option<Reused> {
+    found: &mut Reused,
+) -> Option<()> {
     side_a.measure(&side_b.planes[..side_b.count], pair.tolerance);
     side_b.measure(&side_a.planes[..side_a.count], pair.tolerance);
-    let mut found = Reused::new(BoundarySums::default());
+    found.start(BoundarySums::default());
     // The climbs that check vertices start where the first listed face of the other grain
     // is (near the contact).
     let (mut start_a, mut start_b) = (side_a.faces[0], side_b.faces[0]);
@@ -753,7 +760,7 @@ fn two_sided(
     if (closure + found.sums.contact_area).length() > 1e-9 * magnitude {
         return None;
     }
-    Some(found)
+    Some(())
 }
 
 /// The part of listed face `k` of `own` (A's when `own_is_a`) within the other grain, left
