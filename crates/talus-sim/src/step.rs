@@ -264,8 +264,10 @@ impl World {
         let dt = self.params.dt;
         let t_end = self.time_base + (self.steps_since_base + 1) as f64 * dt;
 
-        // One worker waits actively until the step ends: see [`crate::workers`].
-        let _awake = self.workers.awake();
+        // One worker waits actively until the step ends (see [`crate::workers`]), when a
+        // stage of this step can use the pool: a small world's workers keep sleeping.
+        let _awake = (self.contacts.len() >= PARALLEL_PAIRS || self.parallel_grains())
+            .then(|| self.workers.awake());
         let start = Instant::now();
         let every = self.params.renumber_every;
         if every > 0 && self.steps > 0 && self.steps % every == 0 {

@@ -7,12 +7,13 @@
 //! sharing 2.9 ms of work (a step's narrow phase, after 0.7 ms of stages on the calling
 //! thread alone) took 0.35 ms longer than half of it, and 0.1 ms longer with a thread kept
 //! spinning on the other core meanwhile; the `contact_step` bench's step on two threads
-//! took 3.95 ms, and 3.60 ms with the waiting worker below (medians of three runs).
+//! took 3.87 ms, and 3.50 ms with the waiting worker below (medians of three alternating
+//! runs; see the README's measurements).
 //!
 //! So, while a step runs, one worker waits actively: it takes any work the pool is given
 //! at once and otherwise spins (as OpenMP's active wait policy does), which keeps its core
 //! awake through the stages that run on the calling thread alone. Between steps it sleeps,
-//! so that an idle world holds no core. With one thread there is no pool to wake.
+//! so that an idle world holds no core. With one thread there is no waiting worker.
 //!
 //! Which thread does which part of the work never changes a result (every parallel stage
 //! gives the same bits on any number of threads), so the waiting worker changes only the
@@ -78,6 +79,11 @@ impl Waiting {
 
 impl Workers {
     /// A pool of `threads` workers (0: the runtime's choice).
+    ///
+    /// The waiting worker's job is the first the pool is given, so an idle worker takes it
+    /// (a worker waiting on a join of its own never holds it). Between steps it blocks,
+    /// so one worker fewer takes work then, and nothing may need every worker at once
+    /// (`broadcast` would never finish): every use of the pool is within a step.
     pub fn new(threads: usize) -> Result<Workers, rayon::ThreadPoolBuildError> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -95,7 +101,7 @@ impl Workers {
         Ok(Workers { pool, waiting })
     }
 
-    /// The pool.
+    /// The pool (see [`Workers::new`] for what it may not be asked).
     pub fn pool(&self) -> &rayon::ThreadPool {
         &self.pool
     }
@@ -107,6 +113,7 @@ impl Workers {
 
     /// Keeps the waiting worker awake until the returned guard is dropped (at the end of a
     /// step, or when it unwinds).
+    #[must_use]
     pub fn awake(&self) -> Awake {
         if let Some(waiting) = &self.waiting {
             waiting.set(AWAKE);
@@ -133,8 +140,12 @@ pub(crate) struct Awake {
 impl Drop for Awake {
     fn drop(&mut self) {
         if let Some(waiting) = &self.waiting {
-            // Nothing to wake: it spins.
-            waiting.state.store(ASLEEP, Ordering::Release);
+            // Nothing to wake: it spins. Only from awake: a pool that went away meanwhile
+            // keeps its worker told to quit.
+            let _ =
+                waiting
+                    .state
+                    .compare_exchange(AWAKE, ASLEEP, Ordering::Release, Ordering::Relaxed);
         }
     }
 }
