@@ -113,6 +113,9 @@ struct Side {
     beyond: [u8; MAX_CORNERS],
     checked: [bool; MAX_CORNERS],
     vertices: usize,
+    /// Bit `v`: vertex `v` (below 64) is listed, at `slot_of[v]`.
+    seen: u64,
+    slot_of: [u8; 64],
     /// The corners of face `k` are `corners[corner_start[k]..corner_start[k + 1]]`, as
     /// vertex indices, each with the half-edge that leaves it.
     corners: [u8; MAX_CORNERS],
@@ -132,6 +135,8 @@ impl Default for Side {
             beyond: [0; MAX_CORNERS],
             checked: [false; MAX_CORNERS],
             vertices: 0,
+            seen: 0,
+            slot_of: [0; 64],
             corners: [0; MAX_CORNERS],
             half_edges: [0; MAX_CORNERS],
             corner_start: [0; HINT_FACES + 1],
@@ -151,6 +156,7 @@ impl Side {
     ) -> bool {
         self.count = faces.len();
         self.vertices = 0;
+        self.seen = 0;
         let half_edges = poly.half_edges();
         let mut corners = 0;
         for (k, &f) in faces.iter().enumerate() {
@@ -163,10 +169,20 @@ impl Side {
                     return false;
                 }
                 let v = half_edges[h].origin;
-                let slot = match self.ids[..self.vertices].iter().position(|&id| id == v) {
+                // A vertex below 64 is found by its bit, another by a search.
+                let listed = if v < 64 {
+                    ((self.seen >> v) & 1 == 1).then(|| usize::from(self.slot_of[v as usize]))
+                } else {
+                    self.ids[..self.vertices].iter().position(|&id| id == v)
+                };
+                let slot = match listed {
                     Some(slot) => slot,
                     None => {
                         let slot = self.vertices;
+                        if v < 64 {
+                            self.seen |= 1 << v;
+                            self.slot_of[v as usize] = slot as u8;
+                        }
                         self.ids[slot] = v;
                         self.points[slot] = point(poly.vertices()[v as usize]);
                         self.checked[slot] = false;
