@@ -367,6 +367,9 @@ pub(crate) struct Reused {
     pub kept_b: [u32; HINT_FACES],
     pub count_a: usize,
     pub count_b: usize,
+    /// Bit `f`: face `f` (below 64) of A, of B, is kept.
+    seen_a: u64,
+    seen_b: u64,
 }
 
 impl Reused {
@@ -375,15 +378,26 @@ impl Reused {
     fn start(&mut self, sums: BoundarySums) {
         self.sums = sums;
         (self.count_a, self.count_b) = (0, 0);
+        (self.seen_a, self.seen_b) = (0, 0);
     }
 
+    /// Keeps `face` of A (`of_a`) or B, once: a face below 64 is found by its bit, another
+    /// by a search.
     fn keep(&mut self, of_a: bool, face: u32) {
-        let (kept, count) = if of_a {
-            (&mut self.kept_a, &mut self.count_a)
+        let (kept, count, seen) = if of_a {
+            (&mut self.kept_a, &mut self.count_a, &mut self.seen_a)
         } else {
-            (&mut self.kept_b, &mut self.count_b)
+            (&mut self.kept_b, &mut self.count_b, &mut self.seen_b)
         };
-        if !kept[..*count].contains(&face) {
+        let known = if face < 64 {
+            let bit = 1 << face;
+            let known = *seen & bit != 0;
+            *seen |= bit;
+            known
+        } else {
+            kept[..*count].contains(&face)
+        };
+        if !known {
             kept[*count] = face;
             *count += 1;
         }
