@@ -273,19 +273,24 @@ impl StandIn {
         in_other: impl FnOnce(DVec3) -> bool,
     ) -> bool {
         let half_edges = poly.half_edges();
-        let face_has = |f: u16, v: u32| {
+        let corners = |f: u16| {
             poly.faces()[usize::from(f)]
                 .half_edges()
-                .any(|h| half_edges[h].origin == v)
+                .map(|h| half_edges[h].origin)
         };
         let Some((&first, rest)) = faces.split_first() else {
             return false;
         };
-        let Some(apex) = poly.faces()[usize::from(first)]
-            .half_edges()
-            .map(|h| half_edges[h].origin)
-            .find(|&v| rest.iter().all(|&f| face_has(f, v)))
-        else {
+        // The first corner of the first face that every other face has: with fewer than 64
+        // vertices, from the bits of the corners all the faces share.
+        let apex = if poly.vertices().len() <= 64 {
+            let bits = |f: u16| corners(f).fold(0u64, |bits, v| bits | 1 << v);
+            let shared = rest.iter().fold(bits(first), |shared, &f| shared & bits(f));
+            corners(first).find(|&v| (shared >> v) & 1 == 1)
+        } else {
+            corners(first).find(|&v| rest.iter().all(|&f| corners(f).any(|c| c == v)))
+        };
+        let Some(apex) = apex else {
             return false;
         };
         let apex_point = point(poly.vertices()[apex as usize]);
