@@ -281,8 +281,8 @@ impl StandIn {
         let Some((&first, rest)) = faces.split_first() else {
             return false;
         };
-        // The first corner of the first face that every other face has: with fewer than 64
-        // vertices, from the bits of the corners all the faces share.
+        // The first corner of the first face that every other face has: on a grain of 64
+        // vertices or fewer, from the bits of the corners all the faces share.
         let apex = if poly.vertices().len() <= 64 {
             let bits = |f: u16| corners(f).fold(0u64, |bits, v| bits | 1 << v);
             let shared = rest.iter().fold(bits(first), |shared, &f| shared & bits(f));
