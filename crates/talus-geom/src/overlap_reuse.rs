@@ -94,6 +94,10 @@ impl BoundingFaces {
     }
 }
 
+/// Vertices and faces numbered below this are found in a `u64` bit set, the others by a
+/// search (see [`Side::list`], [`Reused::keep`], [`StandIn::fill`]).
+const IN_BITS: u32 = u64::BITS;
+
 /// Corners of the listed faces of one grain at most: a contact with more is found afresh.
 const MAX_CORNERS: usize = 64;
 
@@ -113,9 +117,9 @@ struct Side {
     beyond: [u8; MAX_CORNERS],
     checked: [bool; MAX_CORNERS],
     vertices: usize,
-    /// Bit `v`: vertex `v` (below 64) is listed, at `slot_of[v]`.
+    /// Bit `v`: vertex `v` (below [`IN_BITS`]) is listed, at `slot_of[v]`.
     seen: u64,
-    slot_of: [u8; 64],
+    slot_of: [u8; IN_BITS as usize],
     /// The corners of face `k` are `corners[corner_start[k]..corner_start[k + 1]]`, as
     /// vertex indices, each with the half-edge that leaves it.
     corners: [u8; MAX_CORNERS],
@@ -136,7 +140,7 @@ impl Default for Side {
             checked: [false; MAX_CORNERS],
             vertices: 0,
             seen: 0,
-            slot_of: [0; 64],
+            slot_of: [0; IN_BITS as usize],
             corners: [0; MAX_CORNERS],
             half_edges: [0; MAX_CORNERS],
             corner_start: [0; HINT_FACES + 1],
@@ -169,8 +173,8 @@ impl Side {
                     return false;
                 }
                 let v = half_edges[h].origin;
-                // A vertex below 64 is found by its bit, another by a search.
-                let listed = if v < 64 {
+                // A vertex below `IN_BITS` is found by its bit, another by a search.
+                let listed = if v < IN_BITS {
                     ((self.seen >> v) & 1 == 1).then(|| usize::from(self.slot_of[v as usize]))
                 } else {
                     self.ids[..self.vertices].iter().position(|&id| id == v)
@@ -179,7 +183,7 @@ impl Side {
                     Some(slot) => slot,
                     None => {
                         let slot = self.vertices;
-                        if v < 64 {
+                        if v < IN_BITS {
                             self.seen |= 1 << v;
                             self.slot_of[v as usize] = slot as u8;
                         }
@@ -281,9 +285,9 @@ impl StandIn {
         let Some((&first, rest)) = faces.split_first() else {
             return false;
         };
-        // The first corner of the first face that every other face has: on a grain of 64
-        // vertices or fewer, from the bits of the corners all the faces share.
-        let apex = if poly.vertices().len() <= 64 {
+        // The first corner of the first face that every other face has: on a grain whose
+        // vertices are all below `IN_BITS`, from the bits of the corners all faces share.
+        let apex = if poly.vertices().len() <= IN_BITS as usize {
             let bits = |f: u16| corners(f).fold(0u64, |bits, v| bits | 1 << v);
             let shared = rest.iter().fold(bits(first), |shared, &f| shared & bits(f));
             corners(first).find(|&v| (shared >> v) & 1 == 1)
@@ -372,7 +376,7 @@ pub(crate) struct Reused {
     pub kept_b: [u32; HINT_FACES],
     pub count_a: usize,
     pub count_b: usize,
-    /// Bit `f`: face `f` (below 64) of A, of B, is kept.
+    /// Bit `f`: face `f` (below [`IN_BITS`]) of A, of B, is kept.
     seen_a: u64,
     seen_b: u64,
 }
@@ -386,15 +390,15 @@ impl Reused {
         (self.seen_a, self.seen_b) = (0, 0);
     }
 
-    /// Keeps `face` of A (`of_a`) or B, once: a face below 64 is found by its bit, another
-    /// by a search.
+    /// Keeps `face` of A (`of_a`) or B, once: a face below [`IN_BITS`] is found by its
+    /// bit, another by a search.
     fn keep(&mut self, of_a: bool, face: u32) {
         let (kept, count, seen) = if of_a {
             (&mut self.kept_a, &mut self.count_a, &mut self.seen_a)
         } else {
             (&mut self.kept_b, &mut self.count_b, &mut self.seen_b)
         };
-        let known = if face < 64 {
+        let known = if face < IN_BITS {
             let bit = 1 << face;
             let known = *seen & bit != 0;
             *seen |= bit;
