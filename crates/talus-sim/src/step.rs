@@ -25,14 +25,14 @@
 //!
 //! The step is generic over the [`Integrator`]: the scheme is chosen once per step.
 
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use hecs::Entity;
-use rayon::prelude::*;
 use talus_geom::glam::DVec3;
 use talus_geom::{Aabb, FeatureCache, Pose};
 
-use crate::broad::{BroadPhase, PairEvents, ProxyPair};
+use crate::broad::ProxyPair;
 use crate::contact::{BodyView, Contact, ContactForce, Solid, apply_events, evaluate};
 use crate::distribute::PairOwners;
 use crate::distribute::decompose::{Ghost, Held};
@@ -40,20 +40,22 @@ use crate::integrate::{
     GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
 };
 use crate::laws::{ContactLaws, NO_MATERIAL};
-use crate::load_sums::identity_key;
+use crate::load_sums::{LoadSums, identity_key};
 use crate::motion::Reach;
 use crate::periodic::Periodic;
 use crate::shape::{Shape, ShapeId, ShapeLibrary};
 use crate::wall::{Wall, WallGeometry};
+use crate::wall_sums::WallSums;
+use crate::workers::Workers;
 use crate::world::{Body, BoundingMethod, FieldInput, Fresh, Slot, StepStats, World};
 
 /// Below this many pairs the narrow phase runs on the calling thread.
 const PARALLEL_PAIRS: usize = 256;
 
 /// Below this many grains the stages over the grains (bounds, the bodies' states) run on
-/// the calling thread. They take 50 to 100 ns per grain, and waking the worker
-/// threads for a parallel loop costs some 60 µs on a virtual machine whose idle cores
-/// sleep: fewer grains gain nothing from a second thread.
+/// the calling thread alone. They take 50 to 100 ns per grain; measured when a parallel
+/// loop had to wake the pool's threads (some 60 µs on a virtual machine whose idle cores
+/// sleep), fewer grains gained nothing from a second thread.
 const PARALLEL_GRAINS: usize = 4096;
 
 /// Fewest grains one thread takes at a time in a stage over the grains.
@@ -185,6 +187,8 @@ fn narrow(
     dt: f64,
     threads: usize,
     fresh_only: bool,
+    workers: &Workers,
+    beside: &mut dyn FnMut(),
 ) {
     let one = |(contact, out): (&mut Contact, &mut Option<ContactForce>)| {
         if fresh_only && !contact.fresh {
@@ -224,15 +228,21 @@ fn narrow(
     // Each pair's result depends on that pair alone, so the split between threads changes
     // nothing; few pairs are not worth waking the workers for.
     if threads == 1 || contacts.len() < PARALLEL_PAIRS {
+        beside();
         contacts.iter_mut().zip(forces.iter_mut()).for_each(one);
-    } else {
-        contacts
-            .par_iter_mut()
-            .zip(forces.par_iter_mut())
-            .with_min_len(64)
-            .for_each(one);
+        return;
     }
+    workers.share(
+        contacts
+            .chunks_mut(NARROW_CHUNK)
+            .zip(forces.chunks_mut(NARROW_CHUNK)),
+        |(contacts, forces)| contacts.iter_mut().zip(forces.iter_mut()).for_each(one),
+        beside,
+    );
 }
+
+/// Pairs a thread of the narrow phase takes at a time.
+const NARROW_CHUNK: usize = 64;
 
 /// Whether a pair's bodies are still farther apart than `reach`: the gap its last query
 /// found ([`FeatureCache::clearance`]) less how far both bodies have moved since stays above
@@ -269,8 +279,8 @@ impl World {
         let dt = self.params.dt;
         let t_end = self.time_base + (self.steps_since_base + 1) as f64 * dt;
 
-        // One worker waits actively until the step ends (see [`crate::workers`]), when a
-        // stage of this step can use the pool: a small world's workers keep sleeping.
+        // One helper waits actively until the step ends (see [`crate::workers`]), when a
+        // stage of this step can be shared: a small world's helpers keep sleeping.
         let _awake = (self.contacts.len() >= PARALLEL_PAIRS || self.parallel_grains())
             .then(|| self.workers.awake());
         let start = Instant::now();
@@ -386,18 +396,22 @@ impl World {
             (a, b) => a.or(b),
         };
         let (boxes, proxies) = (&mut self.boxes, &self.proxies);
-        in_pool(self.workers.pool(), parallel, || {
-            if parallel {
-                boxes
-                    .par_iter_mut()
-                    .zip(proxies)
-                    .with_min_len(PARALLEL_CHUNK)
-                    .map(bound)
-                    .reduce(|| None, around)
-            } else {
-                boxes.iter_mut().zip(proxies).map(bound).fold(None, around)
-            }
-        })
+        if !parallel {
+            return boxes.iter_mut().zip(proxies).map(bound).fold(None, around);
+        }
+        let region = Mutex::new(None);
+        self.workers.share(
+            boxes
+                .chunks_mut(PARALLEL_CHUNK)
+                .zip(proxies.chunks(PARALLEL_CHUNK)),
+            |(boxes, proxies)| {
+                let part = boxes.iter_mut().zip(proxies).map(bound).fold(None, around);
+                let mut region = region.lock().unwrap_or_else(PoisonError::into_inner);
+                *region = around(*region, part);
+            },
+            &mut || {},
+        );
+        region.into_inner().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Stage 2, for the walls: each wall's state and box at the end of the step. A
@@ -505,10 +519,9 @@ impl World {
             walls,
             periodic: params.periodic,
         };
-        let pool = workers.pool();
         contact_forces.resize(contacts.len(), None);
         let beside = threads > 1 && contacts.len() >= PARALLEL_PAIRS;
-        let mut meet = |threads: usize, fresh_only: bool| {
+        let mut meet = |threads: usize, fresh_only: bool, beside: &mut dyn FnMut()| {
             narrow(
                 contacts,
                 contact_forces,
@@ -518,35 +531,23 @@ impl World {
                 dt,
                 threads,
                 fresh_only,
+                workers,
+                beside,
             );
         };
         if fresh_only {
-            // On the calling thread when alone: waking a worker and waiting for it costs
-            // two thread switches, more than a few pairs' work.
-            in_pool(pool, threads > 1, || meet(threads, true));
+            meet(threads, true, &mut || {});
             return (Duration::ZERO, false);
         }
-        let find_events = |broad: &mut dyn BroadPhase, events: &mut PairEvents| {
+        let mut time = Duration::ZERO;
+        let mut find_events = || {
             let start = Instant::now();
             events.clear();
             broad.update(boxes, events);
-            start.elapsed()
+            time = start.elapsed();
         };
-        if beside {
-            let time = pool
-                .install(|| {
-                    rayon::join(
-                        || find_events(&mut **broad, events),
-                        || meet(threads, false),
-                    )
-                })
-                .0;
-            (time, true)
-        } else {
-            let time = find_events(&mut **broad, events);
-            meet(1, false);
-            (time, false)
-        }
+        meet(if beside { threads } else { 1 }, false, &mut find_events);
+        (time, beside)
     }
 
     /// What each proxy is this step, at its evaluated pose and velocity: one contiguous
@@ -622,19 +623,23 @@ impl World {
         };
         let (bodies, proxies) = (&mut self.bodies, &self.proxies);
         bodies.clear();
-        in_pool(self.workers.pool(), parallel, || {
-            if parallel {
-                bodies.par_extend(
-                    proxies
-                        .par_iter()
-                        .zip(boxes)
-                        .with_min_len(PARALLEL_CHUNK)
-                        .map(state),
-                );
-            } else {
-                bodies.extend(proxies.iter().zip(boxes).map(state));
-            }
-        });
+        if !parallel {
+            bodies.extend(proxies.iter().zip(boxes).map(state));
+            return;
+        }
+        bodies.resize(proxies.len(), BodyState::ABSENT);
+        self.workers.share(
+            bodies
+                .chunks_mut(PARALLEL_CHUNK)
+                .zip(proxies.chunks(PARALLEL_CHUNK))
+                .zip(boxes.chunks(PARALLEL_CHUNK)),
+            |((bodies, proxies), boxes)| {
+                for (body, input) in bodies.iter_mut().zip(proxies.iter().zip(boxes)) {
+                    *body = state(input);
+                }
+            },
+            &mut || {},
+        );
     }
 
     /// Stage 5: the contact forces summed into `loads` (grains), each grain's in the order
@@ -642,45 +647,7 @@ impl World {
     /// wall's exactly ([`crate::wall_sums`]); then gravity, the pending loads and the field.
     /// Returns the step's counts (in a decomposed run, over all processes).
     fn accumulate(&mut self, field: &mut dyn FnMut(&FieldInput) -> Load, t_end: f64) -> StepCounts {
-        self.loads.iter_mut().for_each(|l| *l = Load::default());
-        let mut count = 0;
-        let mut max_ratio: f64 = 0.0;
-        let mut grain_contacts = 0usize;
-        let periodic = self.params.periodic;
-        // In a decomposed run: the pairs evaluated here count and give their walls' terms
-        // (the processes' wall sums are merged in `reduce_step`), and the loads on this
-        // process's own grains are summed.
-        let rank = self.decomposition.as_ref().map(|d| d.rank);
-        self.load_sums.clear();
-        self.wall_sums.clear(self.walls.len());
-        for (c, f) in self.contacts.iter().zip(&self.contact_forces) {
-            let Some(f) = f else { continue };
-            let evaluated_here = rank.is_none_or(|r| c.owner == r);
-            if evaluated_here {
-                count += 1;
-                max_ratio = max_ratio.max(f.depth_ratio);
-            }
-            for (proxy, partner, load) in pair_loads(&self.bodies, &self.proxies, &periodic, f) {
-                match self.proxies[proxy] {
-                    Body::Grain(slot, _) => {
-                        let owned = self
-                            .decomposition
-                            .as_ref()
-                            .is_none_or(|d| d.held[slot as usize] == Held::Owned);
-                        if owned {
-                            self.load_sums.push(slot, partner, load);
-                            grain_contacts += 1;
-                        }
-                    }
-                    Body::Wall(w) => {
-                        if evaluated_here {
-                            self.wall_sums.add(w as usize, &load);
-                        }
-                    }
-                }
-            }
-        }
-        self.load_sums.sum_into(&mut self.loads);
+        let (count, max_ratio, grain_contacts) = self.contact_loads();
         if self.decomposition.is_none() {
             self.wall_sums.write_into(&mut self.wall_loads);
         }
@@ -721,6 +688,61 @@ impl World {
             grains,
             pairs: None,
         }
+    }
+
+    /// The contact forces summed into `loads` (each grain's in the order of its partners'
+    /// identities) and into the walls' exact sums; returns the pairs in contact evaluated
+    /// here, their largest relative depth, and the terms summed into grains' loads. With
+    /// several threads and many pairs, the lower and the upper half of the slots are summed
+    /// at once, each from the whole list: a sum's order is its partners', not the list's,
+    /// so the split changes no bit.
+    fn contact_loads(&mut self) -> (usize, f64, usize) {
+        let World {
+            contacts,
+            contact_forces,
+            bodies,
+            proxies,
+            params,
+            decomposition,
+            load_sums,
+            upper_load_sums,
+            wall_sums,
+            loads,
+            walls,
+            workers,
+            ..
+        } = self;
+        wall_sums.clear(walls.len());
+        // In a decomposed run: the pairs evaluated here count and give their walls' terms
+        // (the processes' wall sums are merged in `reduce_step`), and the loads on this
+        // process's own grains are summed.
+        let list = PairLoads {
+            contacts,
+            forces: contact_forces,
+            bodies,
+            proxies,
+            periodic: params.periodic,
+            rank: decomposition.as_ref().map(|d| d.rank),
+            held: decomposition.as_ref().map(|d| &d.held[..]),
+        };
+        if workers.threads() == 1 || contacts.len() < PARALLEL_PAIRS {
+            return list.sum(0, loads, load_sums, Some(wall_sums));
+        }
+        let split = loads.len() / 2;
+        let (lower, upper) = loads.split_at_mut(split);
+        let mut counts = [(0, 0.0, 0); 2];
+        let [lower_counts, upper_counts] = &mut counts;
+        workers.share(
+            [
+                (0, lower, load_sums, Some(wall_sums), lower_counts),
+                (split, upper, upper_load_sums, None, upper_counts),
+            ]
+            .into_iter(),
+            |(base, loads, sums, walls, counts)| *counts = list.sum(base, loads, sums, walls),
+            &mut || {},
+        );
+        let [(count, max_ratio, lower_terms), (_, _, upper_terms)] = counts;
+        (count, max_ratio, lower_terms + upper_terms)
     }
 
     /// Stage 6: every grain's step completed with its load.
@@ -814,44 +836,95 @@ pub(crate) struct StepCounts {
     pub pairs: Option<(usize, usize, usize)>,
 }
 
-/// The loads of contact force `f` on its pair's two bodies: each body's proxy, the identity
-/// key of the other body, and the load, its torque about the body's position. The force acts
-/// where the body met first is; the other is met at its image nearest it. Always inlined: it
-/// is the body of the load sums' loop, whose terms it returns by value.
-#[inline(always)]
-fn pair_loads(
-    bodies: &[BodyState],
-    proxies: &[Body],
-    periodic: &Periodic,
-    f: &ContactForce,
-) -> [(usize, u64, Load); 2] {
-    let (a, b) = (f.pair.a as usize, f.pair.b as usize);
-    let (first, second) = f.pair.oriented(f.flipped);
-    let (first, second) = (first as usize, second as usize);
-    let shift = BodyState::image_shift(periodic, &bodies[first], &bodies[second]);
-    let load = |proxy: usize, force: DVec3, couple: DVec3| {
-        let shift = if proxy == second { shift } else { DVec3::ZERO };
-        let position = bodies[proxy].pose.position + shift;
+/// What the sums of contact loads read: the pairs, their forces and bodies, and which
+/// of them this process evaluates and holds.
+struct PairLoads<'a> {
+    contacts: &'a [Contact],
+    forces: &'a [Option<ContactForce>],
+    bodies: &'a [BodyState],
+    proxies: &'a [Body],
+    periodic: Periodic,
+    /// In a decomposed run: this process's rank, and which grains it holds.
+    rank: Option<u32>,
+    held: Option<&'a [Held]>,
+}
+
+impl PairLoads<'_> {
+    /// The loads on the grains of slots `base..base + loads.len()` summed into `loads`
+    /// (zeroed first) with `sums`, and, with `walls`, those on the walls into their sums;
+    /// returns the pairs in contact evaluated here and their largest relative depth (with
+    /// `walls` only: they are counted once), and the terms summed into `loads`.
+    fn sum(
+        &self,
+        base: usize,
+        loads: &mut [Load],
+        sums: &mut LoadSums,
+        mut walls: Option<&mut WallSums>,
+    ) -> (usize, f64, usize) {
+        loads.iter_mut().for_each(|l| *l = Load::default());
+        sums.clear();
+        let slots = base..base + loads.len();
+        let (mut count, mut max_ratio, mut terms) = (0, 0.0f64, 0);
+        for (c, f) in self.contacts.iter().zip(self.forces) {
+            let Some(f) = f else { continue };
+            let evaluated_here = self.rank.is_none_or(|r| c.owner == r);
+            if evaluated_here && walls.is_some() {
+                count += 1;
+                max_ratio = max_ratio.max(f.depth_ratio);
+            }
+            for on_b in [false, true] {
+                let (proxy, other) = if on_b {
+                    (f.pair.b, f.pair.a)
+                } else {
+                    (f.pair.a, f.pair.b)
+                };
+                match self.proxies[proxy as usize] {
+                    Body::Grain(slot, _) if slots.contains(&(slot as usize)) => {
+                        let owned = self
+                            .held
+                            .is_none_or(|held| held[slot as usize] == Held::Owned);
+                        if owned {
+                            let partner = identity_key(self.proxies[other as usize]);
+                            sums.push(slot - base as u32, partner, self.load(f, on_b));
+                            terms += 1;
+                        }
+                    }
+                    Body::Wall(w) if evaluated_here => {
+                        if let Some(walls) = walls.as_deref_mut() {
+                            walls.add(w as usize, &self.load(f, on_b));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        sums.sum_into(loads);
+        (count, max_ratio, terms)
+    }
+
+    /// The load of contact force `f` on its pair's body `b` (`on_b`) or `a`, its torque
+    /// about the body's position. The force acts where the body met first is; the other
+    /// is met at its image nearest it. Always inlined: it is the body of the sums' loop.
+    #[inline(always)]
+    fn load(&self, f: &ContactForce, on_b: bool) -> Load {
+        let (first, second) = f.pair.oriented(f.flipped);
+        let (first, second) = (first as usize, second as usize);
+        let (proxy, force, couple) = if on_b {
+            (f.pair.b as usize, f.force_on_b, f.torque_on_b)
+        } else {
+            (f.pair.a as usize, -f.force_on_b, -f.torque_on_b)
+        };
+        let shift = if proxy == second {
+            BodyState::image_shift(&self.periodic, &self.bodies[first], &self.bodies[second])
+        } else {
+            DVec3::ZERO
+        };
+        let position = self.bodies[proxy].pose.position + shift;
         Load {
             force,
             torque: (f.point - position).cross(force) + couple,
         }
-    };
-    let (key_a, key_b) = (identity_key(proxies[a]), identity_key(proxies[b]));
-    [
-        (a, key_b, load(a, -f.force_on_b, -f.torque_on_b)),
-        (b, key_a, load(b, f.force_on_b, f.torque_on_b)),
-    ]
-}
-
-/// Runs `work` on `pool` when `parallel`, else on the calling thread (without waking the
-/// pool, whose job queue would take memory now and then).
-fn in_pool<R: Send>(
-    pool: &rayon::ThreadPool,
-    parallel: bool,
-    work: impl FnOnce() -> R + Send,
-) -> R {
-    if parallel { pool.install(work) } else { work() }
+    }
 }
 
 /// A grain's bounding box at `pose` by `bounding`, grown by `margin`.

@@ -1,25 +1,26 @@
-//! The worker threads of the step's parallel stages, one of which stays awake through a
-//! step.
+//! The threads of the step's parallel stages: the calling thread and helpers from a pool,
+//! one of which stays awake through a step.
 //!
-//! A parallel stage hands its work to the pool and waits; a worker asleep since the last
-//! parallel stage has to be woken first. On a virtual machine whose idle cores halt, that
-//! wake-up is slow and uneven: on the two-core machine of the benchmarks, two threads
-//! sharing 2.9 ms of work (a step's narrow phase, after 0.7 ms of stages on the calling
-//! thread alone) took 0.35 ms longer than half of it, and 0.1 ms longer with a thread kept
-//! spinning on the other core meanwhile; the `contact_step` bench's step on two threads
-//! took 3.87 ms, and 3.50 ms with the waiting worker below (medians of three alternating
-//! runs; see the README's measurements).
+//! A stage run on `n` threads is shared by the calling thread and `n − 1` helpers of the
+//! pool ([`Workers::share`]): all take items of the stage's work (chunks of pairs, halves
+//! of the grains) from one list until it is empty, and the calling thread then waits
+//! actively for the helpers' last items. A pool of `n` workers with the calling thread
+//! asleep in `install` meanwhile costs two wake-ups a stage instead (the pool's, and the
+//! caller's after the pool's work, 5–50 µs each on the two-core virtual machine of the
+//! benchmarks, whose idle cores halt), and puts three threads on two cores while a worker
+//! spins.
 //!
-//! So, while a step runs, one worker waits actively: it takes any work the pool is given
-//! at once and otherwise spins (as OpenMP's active wait policy does), which keeps its core
-//! awake through the stages that run on the calling thread alone. Between steps it sleeps,
-//! so that an idle world holds no core. With one thread there is no waiting worker.
+//! A helper asleep since the last parallel stage would have to be woken first. So, while a
+//! step runs, one helper waits actively: it takes any work the pool is given at once and
+//! otherwise spins (as OpenMP's active wait policy does), which keeps its core awake
+//! through the stages that run on the calling thread alone. Between steps it sleeps, so
+//! that an idle world holds no core.
 //!
 //! Which thread does which part of the work never changes a result (every parallel stage
-//! gives the same bits on any number of threads), so the waiting worker changes only the
+//! gives the same bits on any number of threads), so none of this changes more than the
 //! time a step takes.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 
 /// The waiting worker sleeps (between steps).
@@ -29,10 +30,11 @@ const AWAKE: u8 = 1;
 /// The pool is going away: the waiting worker returns.
 const QUIT: u8 = 2;
 
-/// The pool of a world's parallel stages, with its waiting worker when it has two threads
-/// or more.
+/// The helpers of a world's parallel stages (a pool of one thread fewer than the stages
+/// run on), with the waiting one when there are any.
 pub(crate) struct Workers {
     pool: rayon::ThreadPool,
+    threads: usize,
     waiting: Option<Arc<Waiting>>,
 }
 
@@ -78,17 +80,26 @@ impl Waiting {
 }
 
 impl Workers {
-    /// A pool of `threads` workers (0: the runtime's choice).
+    /// The helpers of stages run on `threads` threads (0: the runtime's choice), the calling
+    /// thread being one of them.
     ///
-    /// The waiting worker's job is the first the pool is given, so an idle worker takes it
+    /// The waiting helper's job is the first the pool is given, so an idle worker takes it
     /// (a worker waiting on a join of its own never holds it). Between steps it blocks,
-    /// so one worker fewer takes work then, and nothing may need every worker at once
+    /// so one helper fewer takes work then, and nothing may need every helper at once
     /// (`broadcast` would never finish): every use of the pool is within a step.
     pub fn new(threads: usize) -> Result<Workers, rayon::ThreadPoolBuildError> {
+        let threads = if threads == 0 {
+            // The runtime's choice, as a pool of its own size would make it.
+            rayon::ThreadPoolBuilder::new()
+                .build()?
+                .current_num_threads()
+        } else {
+            threads
+        };
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
+            .num_threads((threads - 1).max(1))
             .build()?;
-        let waiting = (pool.current_num_threads() > 1).then(|| {
+        let waiting = (threads > 1).then(|| {
             let waiting = Arc::new(Waiting {
                 state: AtomicU8::new(ASLEEP),
                 lock: Mutex::new(()),
@@ -98,17 +109,78 @@ impl Workers {
             pool.spawn(move || worker.serve());
             waiting
         });
-        Ok(Workers { pool, waiting })
+        Ok(Workers {
+            pool,
+            threads,
+            waiting,
+        })
     }
 
-    /// The pool (see [`Workers::new`] for what it may not be asked).
-    pub fn pool(&self) -> &rayon::ThreadPool {
-        &self.pool
-    }
-
-    /// How many workers the pool has.
+    /// How many threads the parallel stages run on (the calling thread and the helpers).
     pub fn threads(&self) -> usize {
-        self.pool.current_num_threads()
+        self.threads
+    }
+
+    /// Runs `beside`, then `work` on every item of `items`, on the calling thread and, when
+    /// the stages run on several threads, on the helpers at once: the calling thread takes
+    /// items from the front, the helpers from the back, until none is left (so that each
+    /// works mostly on one run of neighbouring items). Returns when every item is done (the
+    /// calling thread waits for the helpers actively; see the module documentation).
+    pub fn share<I, F>(&self, items: I, work: F, beside: &mut dyn FnMut())
+    where
+        I: DoubleEndedIterator + Send,
+        I::Item: Send,
+        F: Fn(I::Item) + Sync,
+    {
+        let helpers = self.threads - 1;
+        if helpers == 0 {
+            beside();
+            items.for_each(work);
+            return;
+        }
+        // Awake for this stage if no step keeps it so (the pool may have no other worker).
+        let _awake = self.waiting.as_ref().and_then(|waiting| {
+            waiting
+                .state
+                .compare_exchange(ASLEEP, AWAKE, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+                .then(|| {
+                    waiting.set(AWAKE);
+                    Awake {
+                        waiting: Some(Arc::clone(waiting)),
+                    }
+                })
+        });
+        let items = Mutex::new(items);
+        let take = |from_back: bool| {
+            loop {
+                let mut items = items.lock().unwrap_or_else(PoisonError::into_inner);
+                let next = if from_back {
+                    items.next_back()
+                } else {
+                    items.next()
+                };
+                drop(items);
+                let Some(item) = next else { break };
+                work(item);
+            }
+        };
+        let done = AtomicUsize::new(0);
+        self.pool.in_place_scope(|scope| {
+            for _ in 0..helpers {
+                scope.spawn(|_| {
+                    // Counted however the helper ends (a panic is raised again when the
+                    // scope ends), so that the wait below ends.
+                    let _count = Finished(&done);
+                    take(true);
+                });
+            }
+            beside();
+            take(false);
+            while done.load(Ordering::Acquire) < helpers {
+                std::hint::spin_loop();
+            }
+        });
     }
 
     /// Keeps the waiting worker awake until the returned guard is dropped (at the end of a
@@ -132,6 +204,15 @@ impl Drop for Workers {
     }
 }
 
+/// Counts a helper of [`Workers::share`] as finished when dropped.
+struct Finished<'a>(&'a AtomicUsize);
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Release);
+    }
+}
+
 /// While it lives, the waiting worker of a pool stays awake (see [`Workers::awake`]).
 pub(crate) struct Awake {
     waiting: Option<Arc<Waiting>>,
@@ -152,25 +233,52 @@ impl Drop for Awake {
 
 #[cfg(test)]
 mod tests {
-    use rayon::prelude::*;
+    use std::sync::atomic::AtomicU64;
 
     use super::*;
 
-    /// Parallel loops run on the pool while its waiting worker is awake, asleep, and
-    /// after a pool is dropped and another built: every item is met once.
+    /// Work shared while the waiting helper is awake, asleep, and after one set of helpers is
+    /// dropped and another built: every item is met once, whatever panics.
     #[test]
-    fn work_is_done_with_the_waiting_worker_awake_or_asleep() {
+    fn work_is_shared_with_the_waiting_helper_awake_or_asleep() {
         for threads in [1, 2, 3] {
             let workers = Workers::new(threads).unwrap();
             assert_eq!(workers.threads(), threads);
             for round in 0..20 {
                 let awake = (round % 2 == 0).then(|| workers.awake());
-                let sum: u64 = workers
-                    .pool()
-                    .install(|| (0..10_000u64).into_par_iter().map(|x| x * x).sum());
-                assert_eq!(sum, (0..10_000u64).map(|x| x * x).sum::<u64>());
+                let sum = AtomicU64::new(0);
+                let mut beside_ran = false;
+                workers.share(
+                    (0..10_000u64).collect::<Vec<_>>().chunks(64),
+                    |chunk| {
+                        let part: u64 = chunk.iter().map(|x| x * x).sum();
+                        sum.fetch_add(part, Ordering::Relaxed);
+                    },
+                    &mut || beside_ran = true,
+                );
+                assert!(beside_ran);
+                assert_eq!(sum.into_inner(), (0..10_000u64).map(|x| x * x).sum::<u64>());
                 drop(awake);
             }
         }
+    }
+
+    /// A panic in the shared work reaches the caller, and the helpers serve again after it.
+    #[test]
+    fn a_panic_in_shared_work_is_raised_again() {
+        let workers = Workers::new(2).unwrap();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            workers.share(0..1_000u32, |k| assert!(k != 500, "item 500"), &mut || {});
+        }));
+        assert!(caught.is_err());
+        let count = AtomicU64::new(0);
+        workers.share(
+            0..1_000u32,
+            |_| {
+                count.fetch_add(1, Ordering::Relaxed);
+            },
+            &mut || {},
+        );
+        assert_eq!(count.into_inner(), 1_000);
     }
 }

@@ -334,8 +334,10 @@ pub struct World {
     pub(crate) stats: StepStats,
     /// Buffers of [`World::renumber`].
     pub(crate) renumbering: RenumberScratch,
-    /// The terms of the sums of contact loads per grain, and their buffers.
+    /// The terms of the sums of contact loads per grain, and their buffers: of the lower
+    /// half of the slots, and of the upper half when the halves are summed at once.
     pub(crate) load_sums: LoadSums,
+    pub(crate) upper_load_sums: LoadSums,
     /// The exact sums of the loads on each wall from the pairs evaluated here.
     pub(crate) wall_sums: WallSums,
     /// This world's part in a distributed run, if it is one ([`World::distribute`]).
@@ -391,6 +393,7 @@ impl World {
             stats: StepStats::default(),
             renumbering: RenumberScratch::default(),
             load_sums: LoadSums::default(),
+            upper_load_sums: LoadSums::default(),
             wall_sums: WallSums::default(),
             distribution: None,
             decomposition: None,
