@@ -627,7 +627,7 @@ impl World {
             bodies.extend(proxies.iter().zip(boxes).map(state));
             return;
         }
-        bodies.resize(proxies.len(), BodyState::ABSENT);
+        bodies.resize(proxies.len().min(boxes.len()), BodyState::ABSENT);
         self.workers.share(
             bodies
                 .chunks_mut(PARALLEL_CHUNK)

@@ -86,7 +86,8 @@ impl Workers {
     /// The waiting helper's job is the first the pool is given, so an idle worker takes it
     /// (a worker waiting on a join of its own never holds it). Between steps it blocks,
     /// so one helper fewer takes work then, and nothing may need every helper at once
-    /// (`broadcast` would never finish): every use of the pool is within a step.
+    /// (`broadcast` would never finish): the pool is used through [`Workers::share`]
+    /// alone, which wakes the waiting helper for its stage when no step keeps it awake.
     pub fn new(threads: usize) -> Result<Workers, rayon::ThreadPoolBuildError> {
         let threads = if threads == 0 {
             // The runtime's choice, as a pool of its own size would make it.
@@ -238,7 +239,7 @@ mod tests {
     use super::*;
 
     /// Work shared while the waiting helper is awake, asleep, and after one set of helpers is
-    /// dropped and another built: every item is met once, whatever panics.
+    /// dropped and another built: every item is met once, and `beside` runs.
     #[test]
     fn work_is_shared_with_the_waiting_helper_awake_or_asleep() {
         for threads in [1, 2, 3] {
