@@ -176,7 +176,8 @@ impl BodyViews<'_> {
 
 /// Stage 4 over `contacts` (only the fresh ones when `fresh_only`; only those `owners` gives
 /// this process in a distributed run): closest features, overlap and force of each pair, on
-/// `threads` threads; each pair's result in `forces`, in the list's order.
+/// `threads` threads; each pair's result in `forces`, in the list's order. `beside` runs
+/// first on the calling thread. Returns whether the pairs were shared among threads.
 #[allow(clippy::too_many_arguments)]
 fn narrow(
     contacts: &mut [Contact],
@@ -189,7 +190,7 @@ fn narrow(
     fresh_only: bool,
     workers: &Workers,
     beside: &mut dyn FnMut(),
-) {
+) -> bool {
     let one = |(contact, out): (&mut Contact, &mut Option<ContactForce>)| {
         if fresh_only && !contact.fresh {
             return;
@@ -230,7 +231,7 @@ fn narrow(
     if threads == 1 || contacts.len() < PARALLEL_PAIRS {
         beside();
         contacts.iter_mut().zip(forces.iter_mut()).for_each(one);
-        return;
+        return false;
     }
     workers.share(
         contacts
@@ -239,6 +240,7 @@ fn narrow(
         |(contacts, forces)| contacts.iter_mut().zip(forces.iter_mut()).for_each(one),
         beside,
     );
+    true
 }
 
 /// Pairs a thread of the narrow phase takes at a time.
@@ -520,8 +522,7 @@ impl World {
             periodic: params.periodic,
         };
         contact_forces.resize(contacts.len(), None);
-        let beside = threads > 1 && contacts.len() >= PARALLEL_PAIRS;
-        let mut meet = |threads: usize, fresh_only: bool, beside: &mut dyn FnMut()| {
+        let mut meet = |fresh_only: bool, beside: &mut dyn FnMut()| {
             narrow(
                 contacts,
                 contact_forces,
@@ -533,10 +534,10 @@ impl World {
                 fresh_only,
                 workers,
                 beside,
-            );
+            )
         };
         if fresh_only {
-            meet(threads, true, &mut || {});
+            meet(true, &mut || {});
             return (Duration::ZERO, false);
         }
         let mut time = Duration::ZERO;
@@ -546,7 +547,7 @@ impl World {
             broad.update(boxes, events);
             time = start.elapsed();
         };
-        meet(if beside { threads } else { 1 }, false, &mut find_events);
+        let beside = meet(false, &mut find_events);
         (time, beside)
     }
 

@@ -140,18 +140,11 @@ impl Workers {
             return;
         }
         // Awake for this stage if no step keeps it so (the pool may have no other worker).
-        let _awake = self.waiting.as_ref().and_then(|waiting| {
-            waiting
-                .state
-                .compare_exchange(ASLEEP, AWAKE, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-                .then(|| {
-                    waiting.set(AWAKE);
-                    Awake {
-                        waiting: Some(Arc::clone(waiting)),
-                    }
-                })
-        });
+        let asleep = self
+            .waiting
+            .as_ref()
+            .is_some_and(|w| w.state.load(Ordering::Acquire) == ASLEEP);
+        let _awake = asleep.then(|| self.awake());
         let items = Mutex::new(items);
         let take = |from_back: bool| {
             loop {
