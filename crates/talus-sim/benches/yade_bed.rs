@@ -4,7 +4,8 @@
 //! talus' `volumetric_yade` law and Yade's coefficients (k_n = 5e8 N/m³, k_s = 5e3,
 //! friction angle 0.5 rad). The bed's own dt may exceed talus' critical step, so the step is
 //! 0.9 of the critical one. Printed first: the coordination number, grain-steps/s and the share of
-//! each stage with 1 and 2 threads; criterion then reports the time per step.
+//! each stage with 1 and 2 threads; criterion then reports the time per step; last, two
+//! copies of the bed stepped at once on two threads each (more threads than cores).
 //!
 //! Run with `cargo bench -p talus-sim --bench yade_bed`; `TALUS_BED=path` reads another bed
 //! of the same format. `TALUS_BED_TILES=k` lays k × k copies of the bed side by side in one
@@ -270,6 +271,41 @@ fn large(world: &mut World) {
     }
 }
 
+/// Two copies of the bed stepped at once, each on two threads, in threads of their own:
+/// twice as many threads as the machine has cores, as in a sweep of two jobs or tests run
+/// side by side. Prints the grain-steps/s of both together (a world that held its cores
+/// while waiting for a helper with none to run on would fall far below one world alone).
+fn side_by_side() {
+    let steps = SHARE_STEPS;
+    let start = std::sync::Barrier::new(2);
+    let per_world: Vec<(usize, f64)> = std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..2)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut world = yade_bed(1);
+                    world.set_threads(2).expect("threads");
+                    for _ in 0..50 {
+                        world.step();
+                    }
+                    start.wait();
+                    let clock = std::time::Instant::now();
+                    for _ in 0..steps {
+                        world.step();
+                    }
+                    (world.grain_count(), clock.elapsed().as_secs_f64())
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().expect("a run")).collect()
+    });
+    let grain_steps: f64 = per_world.iter().map(|&(n, _)| (n * steps) as f64).sum();
+    let longest = per_world.iter().map(|&(_, t)| t).fold(0.0, f64::max);
+    println!(
+        "two yade beds side by side, 2 threads each: {:.0} grain-steps/s in all",
+        grain_steps / longest
+    );
+}
+
 fn main() {
     let tiles: usize = std::env::var("TALUS_BED_TILES")
         .ok()
@@ -338,4 +374,5 @@ fn main() {
         group.finish();
     }
     criterion.final_summary();
+    side_by_side();
 }
