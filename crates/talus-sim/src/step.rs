@@ -53,10 +53,12 @@ use crate::world::{Body, BoundingMethod, FieldInput, Fresh, Slot, StepStats, Wor
 const PARALLEL_PAIRS: usize = 256;
 
 /// Below this many grains the stages over the grains (bounds, the bodies' states) run on
-/// the calling thread alone. They take 50 to 100 ns per grain; measured when a parallel
-/// loop had to wake the pool's threads (some 60 µs on a virtual machine whose idle cores
-/// sleep), fewer grains gained nothing from a second thread.
-const PARALLEL_GRAINS: usize = 4096;
+/// the calling thread alone. They take 50 to 100 ns per grain, and a shared stage costs
+/// a few microseconds to start (the helper already awake): at 2 000 grains on two threads
+/// the bounds went from 3.0 to 1.7–2.2 % of the `contact_step` bench's step with this bound
+/// instead of 4 096 (which was measured when a parallel loop had to wake the pool's
+/// threads, some 60 µs on a virtual machine whose idle cores sleep).
+const PARALLEL_GRAINS: usize = 1024;
 
 /// Fewest grains one thread takes at a time in a stage over the grains.
 const PARALLEL_CHUNK: usize = 256;
