@@ -954,7 +954,7 @@ fn couples_between_grains_conserve_angular_momentum() {
 }
 
 /// A cloud of a few hundred grains (the pairs on the worker threads), and one of enough
-/// grains that the stages over the grains (bounds, the bodies' states: above 4 096) run
+/// grains that the stages over the grains (bounds, the bodies' states: from 1 024 up) run
 /// there too.
 #[test]
 fn thread_count_does_not_change_a_bit() {
