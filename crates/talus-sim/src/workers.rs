@@ -5,21 +5,22 @@
 //! pool ([`Workers::share`]): all take items of the stage's work (chunks of pairs, halves
 //! of the grains) from one list until it is empty, and the calling thread then waits
 //! actively for the helpers' last items, for a while: a helper that has not even started
-//! (its core taken by other programs) is awaited asleep. A pool of `n` workers with the calling thread
-//! asleep in `install` meanwhile costs two wake-ups a stage instead (the pool's, and the
-//! caller's after the pool's work, 5–50 µs each on the two-core virtual machine of the
-//! benchmarks, whose idle cores halt), and puts three threads on two cores while a worker
-//! spins.
+//! (its core taken by other programs) is awaited asleep. A pool of `n` workers with the
+//! calling thread asleep in `install` meanwhile costs two wake-ups a stage instead (the
+//! pool's, and the caller's after the pool's work, 5–50 µs each on the two-core virtual
+//! machine of the benchmarks, whose idle cores halt), and puts three threads on two cores
+//! while a worker spins.
 //!
 //! A helper asleep since the last parallel stage would have to be woken first. So, while a
 //! step runs, one helper waits actively: it takes any work the pool is given at once and
 //! otherwise spins (as OpenMP's active wait policy does), which keeps its core awake
 //! through the stages that run on the calling thread alone; idle for a moment, it offers
 //! its core to any other runnable thread at each check ([`ActiveWait`]), so that worlds
-//! stepped side by side (a sweep's jobs, tests) on more threads than cores still share
-//! them (measured in the `yade_bed` bench: two beds at once on two threads each went from
-//! 190 000–310 000 to 350 000–460 000 grain-steps/s in all on two cores). Between steps it sleeps, so
-//! that an idle world holds no core.
+//! stepped side by side on more threads than cores (tests, several runs at once) still
+//! share the cores: the `yade_bed` bench's two beds at once on two threads each went from
+//! 190 000–310 000 to 350 000–460 000 grain-steps/s in all on two cores, and two runs of
+//! `configs/hopper.ron` to 0.3 s at once, `--threads 2` each, from 183 s to 31 s. Between
+//! steps it sleeps, so that an idle world holds no core.
 //!
 //! Which thread does which part of the work never changes a result (every parallel stage
 //! gives the same bits on any number of threads), so none of this changes more than the
@@ -59,8 +60,8 @@ impl Waiting {
         self.wake.notify_one();
     }
 
-    /// The waiting worker's job: spin and take the pool's work while awake, sleep while
-    /// asleep, return on quit.
+    /// The waiting worker's job: take the pool's work while awake, waiting actively
+    /// between jobs ([`ActiveWait`], ignoring its end), sleep while asleep, return on quit.
     fn serve(&self) {
         loop {
             match self.state.load(Ordering::Acquire) {
