@@ -28,6 +28,7 @@
 
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// The waiting worker sleeps (between steps).
 const ASLEEP: u8 = 0;
@@ -216,21 +217,21 @@ impl Drop for Workers {
 /// offers its core to any other runnable thread between checks, and tells its caller to
 /// stop after [`ActiveWait::ACTIVE`].
 struct ActiveWait {
-    start: std::time::Instant,
+    start: Instant,
     checks: u32,
     yielding: bool,
 }
 
 impl ActiveWait {
     /// Pure spinning: longer than a helper takes to pick up a stage's work on an idle core.
-    const SPIN: std::time::Duration = std::time::Duration::from_micros(20);
+    const SPIN: Duration = Duration::from_micros(20);
     /// The whole active wait: longer than the last chunk of a stage takes (64 pairs of the
     /// narrow phase, some 60 µs), far shorter than a time slice of the scheduler (ms).
-    const ACTIVE: std::time::Duration = std::time::Duration::from_micros(200);
+    const ACTIVE: Duration = Duration::from_micros(200);
 
     fn new() -> ActiveWait {
         ActiveWait {
-            start: std::time::Instant::now(),
+            start: Instant::now(),
             checks: 0,
             yielding: false,
         }
