@@ -225,8 +225,21 @@ impl Repose {
         })
     }
 
+    /// The height of the pile: its surface's highest point above the floor at the latest
+    /// sample (`None` before any grain lies in the range).
+    fn height(&self) -> Option<f64> {
+        self.profile
+            .iter()
+            .map(|p| p.1)
+            .filter(|z| z.is_finite())
+            .reduce(f64::max)
+            .map(|top| top - self.floor)
+    }
+
     /// `angle_of_repose_deg` (null if the surface could not be fitted) and the fit; with
-    /// both flanks, each face's angle too; every angle with its standard error (`_err`).
+    /// both flanks, each face's angle too; every angle with its standard error (`_err`);
+    /// `pile_height_m`, the surface's highest point above the floor at the end, by which the
+    /// fitted band of heights (`fit`) and a pile's size in grains can be judged.
     /// With a window, `angle_of_repose_deg` is the mean over it (with the error of the
     /// mean, the angles' spread, least, largest and count), the angle at the end
     /// `angle_of_repose_final_deg`, and each face's angle that at the end.
@@ -264,10 +277,13 @@ impl Repose {
                 ),
             ]);
         }
-        items.extend([(
-            "repose_fit_points".into(),
-            serde_json::Value::from(self.faces.iter().map(|f| f.points).min().unwrap_or(0)),
-        )]);
+        items.extend([
+            (
+                "repose_fit_points".into(),
+                serde_json::Value::from(self.faces.iter().map(|f| f.points).min().unwrap_or(0)),
+            ),
+            ("pile_height_m".into(), json_number(self.height())),
+        ]);
         if self.flanks == Flanks::Both {
             let face = |i: usize| json_number(self.faces.get(i).map(|f| f.angle_deg));
             let error = |i: usize| json_number(self.faces.get(i).map(|f| f.angle_error_deg));
@@ -462,6 +478,25 @@ mod tests {
         // The near face's line lies left of the apex, the far face's right of it.
         assert!(faces[0].ends.0.0 < 0.01 && faces[0].ends.1.0 < 0.01);
         assert!(faces[1].ends.0.0 > 0.01 && faces[1].ends.1.0 > 0.01);
+        // The summary's height is the apex's above the floor, the floor wherever it lies.
+        for floor in [0.0, -0.02] {
+            let probe = Repose {
+                direction: DVec3::X,
+                floor,
+                range: (-0.1, 0.1),
+                bins: 41,
+                fit: DEFAULT_FIT,
+                flanks: Flanks::Both,
+                profile: heap(35.0, 25.0),
+                faces: faces.clone(),
+                window: None,
+                window_angles: AppendLog::new(),
+            };
+            let summary: std::collections::BTreeMap<String, serde_json::Value> =
+                probe.summary().into_iter().collect();
+            let height = summary["pile_height_m"].as_f64().unwrap();
+            assert!((height - (0.05 - floor)).abs() < 1e-15, "{height}");
+        }
         // One face: the far side alone.
         let far: Vec<(f64, f64)> = heap(35.0, 25.0)
             .into_iter()

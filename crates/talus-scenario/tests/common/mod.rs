@@ -340,7 +340,7 @@ pub fn assert_pile_angle(summary: &Value) {
 pub const PERIODIC_PILE_MIN_DEG: f64 = 8.0;
 
 /// The pile's angle between `min_deg` and 60°, fitted on enough of its surface to mean
-/// something.
+/// something, and its height that of a slumped column.
 #[allow(dead_code)]
 pub fn assert_pile_angle_above(summary: &Value, min_deg: f64) {
     let angle = number(summary, "angle_of_repose_deg");
@@ -349,6 +349,10 @@ pub fn assert_pile_angle_above(summary: &Value, min_deg: f64) {
         "angle of repose {angle}°"
     );
     assert!(summary["repose_fit_points"].as_u64().unwrap() >= 4);
+    // A slumped column stands lower than it was filled (0.3 m) and at least a grain high
+    // (the grains' smallest diameter is 7 mm).
+    let height = number(summary, "pile_height_m");
+    assert!((0.007..0.3).contains(&height), "pile height {height} m");
 }
 
 /// Each face of a poured heap, fitted on its own side of the apex, stands between the slope
