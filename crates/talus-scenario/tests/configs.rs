@@ -1,23 +1,46 @@
-//! Every scenario shipped in configs/ passes `talus check`, and overrides reach the fields
-//! they name.
+//! Every scenario shipped in configs/ passes `talus check`, every run of the validation
+//! studies in docs/validation/studies/ does, and overrides reach the fields they name.
 
 use std::path::{Path, PathBuf};
 
 use talus_scenario::Runner;
-use talus_scenario::check::check;
+use talus_scenario::check::{CheckReport, check};
 use talus_scenario::load::{apply_overrides, parse, read, to_ron};
 use talus_scenario::schema::{Integrator, Placement, Scenario};
+use talus_scenario::sweep::grid::{Axis, assignments, points};
+use talus_scenario::sweep::spec::read_sweep_file;
 use talus_sim::force::ForceModelRegistry;
 
-fn configs() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+/// The `.ron` files in `folder` (relative to the workspace's root), sorted.
+fn ron_files(folder: &str) -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(folder);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("configs/ exists")
+        .unwrap_or_else(|e| panic!("{folder}: {e}"))
         .map(|e| e.expect("readable entry").path())
         .filter(|p| p.extension().is_some_and(|e| e == "ron"))
         .collect();
     files.sort();
     files
+}
+
+/// The report of `talus check` on `scenario` read from `file`; a panic naming `what` with
+/// every error if it fails.
+fn passes_check(
+    scenario: &Scenario,
+    file: &Path,
+    registry: &ForceModelRegistry,
+    what: &str,
+) -> CheckReport {
+    check(scenario, file, registry).unwrap_or_else(|errors| {
+        let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        panic!("{what}: {}", errors.join("; "))
+    })
+}
+
+fn configs() -> Vec<PathBuf> {
+    ron_files("configs")
 }
 
 #[test]
@@ -46,23 +69,49 @@ fn every_shipped_config_passes_check() {
     let registry = ForceModelRegistry::default();
     for file in files {
         let scenario = read(&file).unwrap_or_else(|e| panic!("{e}"));
-        let report = check(&scenario, &file, &registry).unwrap_or_else(|errors| {
-            panic!(
-                "{}: {}",
-                file.display(),
-                errors
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            )
-        });
+        let report = passes_check(&scenario, &file, &registry, &file.display().to_string());
         assert!(report.grains > 0);
         assert!(report.dt <= report.critical_dt);
         assert!(report.memory_bytes > 0);
         // The scenario survives a round trip through RON (as checkpoints store it).
         let text = to_ron(&scenario).unwrap();
         assert_eq!(parse(&text, &file).unwrap(), scenario, "{}", file.display());
+    }
+}
+
+/// The studies `docs/validation/regenerate.sh` runs are sweep files whose every grid point,
+/// the study's `set` and its varied values applied to the scenario it names, passes
+/// `talus check` (a study broken by a change of a shipped file fails here, not hours into
+/// the regeneration).
+#[test]
+fn every_run_of_every_validation_study_passes_check() {
+    let files = ron_files("docs/validation/studies");
+    assert!(
+        files.iter().any(|f| f.ends_with("repose_scale.ron")),
+        "{files:?}"
+    );
+    let registry = ForceModelRegistry::default();
+    for file in files {
+        let spec = read_sweep_file(&file)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|| panic!("{}: not a sweep file", file.display()));
+        let base = read(&spec.scenario).unwrap_or_else(|e| panic!("{e}"));
+        let axes: Vec<Axis> = spec
+            .vary
+            .iter()
+            .map(|v| Axis::parse(v).unwrap_or_else(|e| panic!("{}: {e}", file.display())))
+            .collect();
+        let grid = points(&axes, &[1]);
+        assert!(!grid.is_empty(), "{}", file.display());
+        for point in grid {
+            let mut overrides = spec.set.clone();
+            overrides.extend(assignments(&axes, &point));
+            let scenario = apply_overrides(&base, &overrides)
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            let what = format!("{} {overrides:?}", file.display());
+            let report = passes_check(&scenario, &spec.scenario, &registry, &what);
+            assert!(report.dt <= report.critical_dt, "{}", file.display());
+        }
     }
 }
 
