@@ -229,58 +229,88 @@ fn run_summaries(sweeps: &Path, name: &str) -> Vec<(u64, serde_json::Value)> {
         .collect()
 }
 
+/// Mean, sample standard deviation and count of `key` over `runs`' summaries (NaN where
+/// no run gives it).
+fn seed_spread(runs: &[(u64, serde_json::Value)], key: &str) -> (f64, f64, usize) {
+    let values: Vec<f64> = runs.iter().filter_map(|(_, s)| s[key].as_f64()).collect();
+    let n = values.len();
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
+    (mean, variance.sqrt(), n)
+}
+
 /// The slumped pile at scale (`repose_scale`: 3 000 grains), run by run and its mean over
-/// the seeds, beside the same pile at half the step (`repose_scale_dt`).
+/// the seeds, beside the same pile at half the step (`repose_scale_dt`) and in the slab
+/// periodic across the channel (`repose_scale_periodic`).
 fn repose_scale(study: &Study, sweeps: &Path, out: &mut String) {
     let (diameter, _) = study.grain();
     let num = |v: &serde_json::Value, k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let full = run_summaries(sweeps, "repose_scale");
     let half = run_summaries(sweeps, "repose_scale_dt");
+    let slab = run_summaries(sweeps, "repose_scale_periodic");
     let _ = writeln!(
         out,
-        "| dt [s] | seed | Θ_r [°] (± fit error) | pile height [m] (grain diameters) | \
+        "| pile | dt [s] | seed | Θ_r [°] (± fit error) | pile height [m] (grain diameters) | \
          largest overlap [% of size] | status | simulated [s] | wall [s] |\n\
-         |---|---|---|---|---|---|---|---|"
+         |---|---|---|---|---|---|---|---|---|"
     );
-    for (seed, s) in full.iter().chain(&half) {
-        let height = num(s, "pile_height_m");
-        let _ = writeln!(
-            out,
-            "| {} | {seed} | {:.2} ± {:.2} | {:.3} ({:.1}) | {:.2} | {} | {:.2} | {:.0} |",
-            num(s, "dt"),
-            num(s, "angle_of_repose_deg"),
-            num(s, "angle_of_repose_deg_err"),
-            height,
-            height / diameter,
-            100.0 * num(s, "max_overlap_ratio"),
-            s["status"].as_str().unwrap_or("–"),
-            num(s, "sim_time"),
-            num(s, "wall_seconds"),
-        );
-    }
-    out.push('\n');
-    let points = study.points("runs", "angle_of_repose_deg");
-    if let Some(mean) = points.first() {
-        let _ = writeln!(
-            out,
-            "Over the {} seeds: Θ_r = {:.2} ± {:.2}° (mean ± sd).",
-            mean.3, mean.1, mean.2
-        );
-        for (seed, s) in &half {
-            let angle = num(s, "angle_of_repose_deg");
-            let same_seed = full
-                .iter()
-                .find(|(f, _)| f == seed)
-                .map_or(f64::NAN, |(_, f)| num(f, "angle_of_repose_deg"));
+    let piles = [("walls 4 cm apart", &full), ("walls 4 cm apart", &half)];
+    let slab_pile = [("periodic across, 4 cm", &slab)];
+    for (pile, runs) in piles.iter().chain(&slab_pile) {
+        for (seed, s) in runs.iter() {
+            let height = num(s, "pile_height_m");
             let _ = writeln!(
                 out,
-                "Half the step, seed {seed}: {angle:.2}°, {:+.2}° from the same seed at the full \
-                 step and {:+.2}° from the mean over the seeds (its standard error {:.2}°).",
-                angle - same_seed,
-                angle - mean.1,
-                mean.2 / (mean.3 as f64).sqrt()
+                "| {pile} | {} | {seed} | {:.2} ± {:.2} | {:.3} ({:.1}) | {:.2} | {} | {:.2} | {:.0} |",
+                num(s, "dt"),
+                num(s, "angle_of_repose_deg"),
+                num(s, "angle_of_repose_deg_err"),
+                height,
+                height / diameter,
+                100.0 * num(s, "max_overlap_ratio"),
+                s["status"].as_str().unwrap_or("–"),
+                num(s, "sim_time"),
+                num(s, "wall_seconds"),
             );
         }
+    }
+    out.push('\n');
+    let walled = seed_spread(&full, "angle_of_repose_deg");
+    let _ = writeln!(
+        out,
+        "Walled, over the {} seeds: Θ_r = {:.2} ± {:.2}° (mean ± sd).",
+        walled.2, walled.0, walled.1
+    );
+    for (seed, s) in &half {
+        let angle = num(s, "angle_of_repose_deg");
+        let same_seed = full
+            .iter()
+            .find(|(f, _)| f == seed)
+            .map_or(f64::NAN, |(_, f)| num(f, "angle_of_repose_deg"));
+        let _ = writeln!(
+            out,
+            "Half the step, seed {seed}: {angle:.2}°, {:+.2}° from the same seed at the full \
+             step and {:+.2}° from the mean over the seeds (its standard error {:.2}°).",
+            angle - same_seed,
+            angle - walled.0,
+            walled.1 / (walled.2 as f64).sqrt()
+        );
+    }
+    if !slab.is_empty() {
+        let periodic = seed_spread(&slab, "angle_of_repose_deg");
+        // The difference of two means, each over its seeds: its standard error.
+        let error =
+            (walled.1.powi(2) / walled.2 as f64 + periodic.1.powi(2) / periodic.2 as f64).sqrt();
+        let _ = writeln!(
+            out,
+            "Periodic slab, over the {} seeds: Θ_r = {:.2} ± {:.2}°; the side walls raise the \
+             angle by {:+.2}° (standard error of the difference {:.2}°).",
+            periodic.2,
+            periodic.0,
+            periodic.1,
+            walled.0 - periodic.0,
+            error
+        );
     }
     out.push('\n');
 }
@@ -587,21 +617,24 @@ fn main() {
         "# Validation results\n\nGenerated by `cargo run --release --example validation_report` \
          from the sweeps of `docs/validation/studies/` (see `docs/validation.md`).\n\n",
     );
-    let studies: [(&str, &Report<'_>); 10] = [
+    // A slot's Beverloo fit, with the slot's length from the study's scenario.
+    let slot = |s: &Study, d: &Path, o: &mut String| {
+        let length = parse(&s.plan.base, &s.plan.scenario_file)
+            .ok()
+            .and_then(|sc| {
+                sc.walls.iter().find_map(|w| match w.shape {
+                    talus::scenario::schema::WallShape::Hopper { depth, .. } => Some(depth),
+                    _ => None,
+                })
+            });
+        hopper(s, d, o, 1.5, length);
+    };
+    let studies: [(&str, &Report<'_>); 11] = [
         ("repose_friction", &|s, d, o| repose(s, d, o)),
         ("repose_dt", &|s, d, o| repose_dt(s, d, o)),
         ("repose_scale", &|s, _, o| repose_scale(s, sweeps, o)),
-        ("hopper_slot", &|s, d, o| {
-            let length = parse(&s.plan.base, &s.plan.scenario_file)
-                .ok()
-                .and_then(|sc| {
-                    sc.walls.iter().find_map(|w| match w.shape {
-                        talus::scenario::schema::WallShape::Hopper { depth, .. } => Some(depth),
-                        _ => None,
-                    })
-                });
-            hopper(s, d, o, 1.5, length);
-        }),
+        ("hopper_slot", &slot),
+        ("hopper_slot_long", &slot),
         ("hopper_square", &|s, d, o| hopper(s, d, o, 2.5, None)),
         ("intruder_gamma", &|s, d, o| intruder(s, d, o)),
         ("conveyor_frequency", &|s, d, o| conveyor(s, d, o)),

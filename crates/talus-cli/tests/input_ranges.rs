@@ -185,9 +185,12 @@ fn a_value_from_the_command_line_is_blamed_on_it_and_one_from_the_file_on_the_fi
     // The same value written in the file is the file's.
     let dir = scratch("blame");
     let copy = dir.join("hopper.ron");
-    let scenario = std::fs::read_to_string(&file)
-        .unwrap()
-        .replace("count: 800", "count: 0");
+    let shipped = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        shipped.contains("count: 5000"),
+        "the grains' count in {file}"
+    );
+    let scenario = shipped.replace("count: 5000", "count: 0");
     std::fs::write(&copy, scenario).unwrap();
     let out = talus(&["check", copy.to_str().unwrap()]);
     let stderr = text(&out.stderr);
