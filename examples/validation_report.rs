@@ -16,6 +16,7 @@ use talus::scenario::number::plus_minus;
 use talus::scenario::output::plot::{Plot, Series, SeriesStyle, render_png};
 use talus::scenario::sweep::dir::{MEANS_FILE, RUNS_DIR};
 use talus::scenario::sweep::plan::Plan;
+use talus::scenario::sweep::table::Spread;
 
 /// Solid fraction assumed for the bulk density ρ_b = φ ρ_s when Beverloo's C is given (the
 /// value the hopper measurement assumes too).
@@ -148,7 +149,7 @@ fn repose_dt(study: &Study, _docs: &Path, out: &mut String) {
     table(out, "time step dt [s]", "angle of repose Θ_r [°]", &points);
     if let [half, full] = &points[..] {
         // The difference of two means, each over its seeds: its standard error.
-        let error = (half.2.powi(2) / half.3 as f64 + full.2.powi(2) / full.3 as f64).sqrt();
+        let error = error_of_difference((half.2, half.3), (full.2, full.3));
         let _ = writeln!(
             out,
             "Halving dt moves the mean angle by {:+.2}° (standard error of the difference {:.2}°).\n",
@@ -194,7 +195,7 @@ fn repose_periodic(study: &Study, sweeps: &Path, out: &mut String) {
         );
     }
     if let (Some(w), Some(p)) = (walled, slab) {
-        let error = (w.2.powi(2) / w.3 as f64 + p.1.powi(2) / p.2 as f64).sqrt();
+        let error = error_of_difference((w.2, w.3), (p.1, p.2));
         let _ = writeln!(
             out,
             "\nThe side walls raise the angle by {:+.2}° (standard error of the difference {:.2}°).",
@@ -229,14 +230,9 @@ fn run_summaries(sweeps: &Path, name: &str) -> Vec<(u64, serde_json::Value)> {
         .collect()
 }
 
-/// Mean, sample standard deviation and count of `key` over `runs`' summaries (NaN where
-/// no run gives it).
-fn seed_spread(runs: &[(u64, serde_json::Value)], key: &str) -> (f64, f64, usize) {
-    let values: Vec<f64> = runs.iter().filter_map(|(_, s)| s[key].as_f64()).collect();
-    let n = values.len();
-    let mean = values.iter().sum::<f64>() / n as f64;
-    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n as f64 - 1.0);
-    (mean, variance.sqrt(), n)
+/// The standard error of the difference of two means, each given as (sd, runs).
+fn error_of_difference(a: (f64, usize), b: (f64, usize)) -> f64 {
+    (a.0.powi(2) / a.1 as f64 + b.0.powi(2) / b.1 as f64).sqrt()
 }
 
 /// The slumped pile at scale (`repose_scale`: 3 000 grains), run by run and its mean over
@@ -278,11 +274,15 @@ fn repose_scale(study: &Study, sweeps: &Path, out: &mut String) {
         }
     }
     out.push('\n');
-    let walled = seed_spread(&full, "angle_of_repose_deg");
+    // Mean and spread of the angle over a sweep's runs.
+    let angles = |runs: &[(u64, serde_json::Value)]| {
+        Spread::of(runs.iter().map(|(_, s)| num(s, "angle_of_repose_deg")))
+    };
+    let walled = angles(&full);
     let _ = writeln!(
         out,
         "Walled, over the {} seeds: Θ_r = {:.2} ± {:.2}° (mean ± sd).",
-        walled.2, walled.0, walled.1
+        walled.n, walled.mean, walled.sd
     );
     for (seed, s) in &half {
         let angle = num(s, "angle_of_repose_deg");
@@ -295,23 +295,22 @@ fn repose_scale(study: &Study, sweeps: &Path, out: &mut String) {
             "Half the step, seed {seed}: {angle:.2}°, {:+.2}° from the same seed at the full \
              step and {:+.2}° from the mean over the seeds (its standard error {:.2}°).",
             angle - same_seed,
-            angle - walled.0,
-            walled.1 / (walled.2 as f64).sqrt()
+            angle - walled.mean,
+            walled.sd / (walled.n as f64).sqrt()
         );
     }
     if !slab.is_empty() {
-        let periodic = seed_spread(&slab, "angle_of_repose_deg");
+        let periodic = angles(&slab);
         // The difference of two means, each over its seeds: its standard error.
-        let error =
-            (walled.1.powi(2) / walled.2 as f64 + periodic.1.powi(2) / periodic.2 as f64).sqrt();
+        let error = error_of_difference((walled.sd, walled.n), (periodic.sd, periodic.n));
         let _ = writeln!(
             out,
             "Periodic slab, over the {} seeds: Θ_r = {:.2} ± {:.2}°; the side walls raise the \
              angle by {:+.2}° (standard error of the difference {:.2}°).",
-            periodic.2,
-            periodic.0,
-            periodic.1,
-            walled.0 - periodic.0,
+            periodic.n,
+            periodic.mean,
+            periodic.sd,
+            walled.mean - periodic.mean,
             error
         );
     }
