@@ -24,6 +24,7 @@ use talus_sim::wall::{WallGeometry, WallId};
 use talus_sim::{BoundingMethod, DEFAULT_RENUMBER_EVERY, GrainDesc, GrainId, SimParams, World};
 
 use crate::error::ScenarioError;
+use crate::fill::reachable_sites;
 use crate::grain_shapes::{self, FileShapes};
 use crate::pairs;
 use crate::placement::{
@@ -472,6 +473,7 @@ fn build_parts(
                 gap,
                 jitter,
                 orientation,
+                fill_from,
             } => {
                 let grow = 1.0 + gap.unwrap_or(DEFAULT_GAP);
                 // Turned at random, a grain needs its bounding sphere; aligned, the box that
@@ -492,13 +494,42 @@ fn build_parts(
                         "a region large enough for count grains (or a smaller count or gap)",
                     ));
                 }
+                let lattice = Lattice::new(v3(*min), v3(*max), spacing);
                 let sites = StartSites::Lattice {
-                    lattice: Lattice::new(v3(*min), v3(*max), spacing),
+                    lattice,
                     slack: 0.5 * (spacing - extent),
                     jitter: jitter.unwrap_or(DEFAULT_JITTER),
                     aligned,
+                    taken: None,
                 };
-                start.push(starting(p, spec.count, sites));
+                let mut grains = starting(p, spec.count, sites);
+                if let Some(from) = fill_from {
+                    let periodic = &world.params().periodic;
+                    let open = reachable_sites(&lattice, v3(*from), world.walls(), periodic)
+                        .map_err(|e| {
+                            invalid(
+                                &format!("{field}.fill_from"),
+                                format!(
+                                    "({}, {}, {}): {e}",
+                                    crate::number::short(from.0),
+                                    crate::number::short(from.1),
+                                    crate::number::short(from.2)
+                                ),
+                                "a point inside the region, in a lattice cell no wall cuts, and a region of at most 10^6 sites",
+                            )
+                        })?;
+                    if let Err(found) = grains.take_sites(&open, &world, pop) {
+                        return Err(invalid(
+                            &field,
+                            format!(
+                                "the region holds {found} grains clear of the walls and reachable from fill_from at a spacing of ({:.4}, {:.4}, {:.4}) m, not {}",
+                                spacing.x, spacing.y, spacing.z, spec.count
+                            ),
+                            "a region with room for count grains inside the walls (or a smaller count or gap)",
+                        ));
+                    }
+                }
+                start.push(grains);
             }
             Placement::Points(points) => {
                 let sites = StartSites::Points(points.iter().map(|q| v3(*q)).collect());

@@ -22,6 +22,7 @@ pub mod check;
 pub mod checkpoint;
 pub mod checksum;
 pub mod error;
+pub mod fill;
 pub mod frames;
 pub mod grain_shapes;
 pub mod journal;

@@ -104,9 +104,48 @@ impl Lattice {
     /// The centre of site `k` (below [`Lattice::len`]).
     #[must_use]
     pub fn site(&self, k: usize) -> DVec3 {
-        // Divided in turn: the count of a layer may not fit in a `usize`.
-        let (i, j, layer) = (k % self.nx, (k / self.nx) % self.ny, k / self.nx / self.ny);
+        let (i, j, layer) = self.indices(k);
         self.origin + DVec3::new(i as f64, j as f64, layer as f64) * self.spacing
+    }
+
+    /// The spacing of the sites along x, y and z.
+    #[must_use]
+    pub fn spacing(&self) -> DVec3 {
+        self.spacing
+    }
+
+    /// Site `k`'s place along x and y, and its layer.
+    fn indices(&self, k: usize) -> (usize, usize, usize) {
+        // Divided in turn: the count of a layer may not fit in a `usize`.
+        (k % self.nx, (k / self.nx) % self.ny, k / self.nx / self.ny)
+    }
+
+    /// The site whose cell (the box of one spacing around its centre) holds `point`, if
+    /// any.
+    #[must_use]
+    pub fn site_at(&self, point: DVec3) -> Option<usize> {
+        let cell = ((point - self.origin) / self.spacing + 0.5).floor();
+        let inside = |c: f64, n: usize| c >= 0.0 && c < n as f64;
+        (inside(cell.x, self.nx) && inside(cell.y, self.ny) && inside(cell.z, self.nz)).then(|| {
+            (cell.x as usize) + self.nx * ((cell.y as usize) + self.ny * (cell.z as usize))
+        })
+    }
+
+    /// The sites next to site `k` along x, y and z (up to six).
+    pub fn neighbours(&self, k: usize) -> impl Iterator<Item = usize> + use<> {
+        let (i, j, layer) = self.indices(k);
+        let (nx, ny, nz) = (self.nx, self.ny, self.nz);
+        let layer_len = nx * ny;
+        [
+            (i > 0).then(|| k - 1),
+            (i + 1 < nx).then(|| k + 1),
+            (j > 0).then(|| k - nx),
+            (j + 1 < ny).then(|| k + nx),
+            (layer > 0).then(|| k - layer_len),
+            (layer + 1 < nz).then(|| k + layer_len),
+        ]
+        .into_iter()
+        .flatten()
     }
 }
 
@@ -345,6 +384,27 @@ mod tests {
             }
         }
         assert!(Lattice::new(min, min + 0.5 * spacing, spacing).is_empty());
+        // Each site's cell holds the site and the points near its faces, and its neighbours
+        // are the sites one spacing away along one axis.
+        for k in 0..lattice.len() {
+            let site = lattice.site(k);
+            assert_eq!(lattice.site_at(site), Some(k));
+            assert_eq!(lattice.site_at(site + 0.499 * spacing), Some(k));
+            assert_eq!(lattice.site_at(site - 0.499 * spacing), Some(k));
+            let near: Vec<usize> = (0..lattice.len())
+                .filter(|&m| {
+                    let d = (lattice.site(m) - site) / spacing;
+                    (d.abs().element_sum() - 1.0).abs() < 1e-9
+                })
+                .collect();
+            assert_eq!(lattice.neighbours(k).collect::<Vec<_>>(), near, "site {k}");
+        }
+        assert_eq!(lattice.site_at(lattice.site(0) - spacing), None);
+        let last = lattice.site(lattice.len() - 1);
+        assert_eq!(
+            lattice.site_at(last + DVec3::new(0.0, 0.0, spacing.z)),
+            None
+        );
     }
 
     #[test]

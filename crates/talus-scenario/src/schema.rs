@@ -496,6 +496,14 @@ pub enum Placement {
         /// Orientation of the grains; default `Random`.
         #[serde(default)]
         orientation: Orientation,
+        /// Fill only the part of the region reachable from this point without crossing a
+        /// wall present at the start (m): the inside of a funnel, a drum, the space around an
+        /// obstacle, as paint poured there would spread. Sites a wall cuts are skipped, and so
+        /// are those walls cut off from the point; grain `j` takes the `j`-th of the others
+        /// from the bottom up. Default none: every site of the region, and a grain that starts
+        /// inside a wall is an error (which catches a region put in the wrong place).
+        #[serde(default)]
+        fill_from: Option<Vec3>,
     },
     /// Pour: grains appear in the box `min`–`max` (on lattice sites that are free) at up
     /// to `rate` grains per second from time `start`, with `velocity`.

@@ -13,9 +13,10 @@ use std::ops::Range;
 
 use talus_geom::Pose;
 use talus_geom::glam::{DQuat, DVec3};
-use talus_sim::GrainDesc;
+use talus_sim::shape::ShapeLibrary;
+use talus_sim::{GrainDesc, World};
 
-use crate::build::{Experiment, grain_desc};
+use crate::build::{Experiment, Population, grain_desc};
 use crate::error::ScenarioError;
 use crate::placement::{
     Lattice, PlacedGrain, first_overlapping_pair, grain_rng, image_shifts, jittered, overlaps_wall,
@@ -26,13 +27,15 @@ use crate::population_ids::PopulationsById;
 /// Where the grains of a population placed at the start are.
 #[derive(Debug, Clone)]
 pub(crate) enum StartSites {
-    /// Grain `j` at site `j` of the lattice, moved at random by up to `jitter` of the free
-    /// space `slack` per axis; turned at random unless `aligned`.
+    /// Grain `j` at site `j` of the lattice (or at site `taken[j]`, when the region is
+    /// filled from a point), moved at random by up to `jitter` of the free space `slack` per axis;
+    /// turned at random unless `aligned`.
     Lattice {
         lattice: Lattice,
         slack: DVec3,
         jitter: f64,
         aligned: bool,
+        taken: Option<Vec<usize>>,
     },
     /// Grain `j` at point `j`, turned at random.
     Points(Vec<DVec3>),
@@ -51,6 +54,17 @@ pub(crate) struct StartGrains {
 impl StartGrains {
     /// Grain `j` (below `count`).
     fn grain(&self, j: usize) -> Unplaced {
+        let site = match &self.sites {
+            StartSites::Lattice {
+                taken: Some(taken), ..
+            } => taken[j],
+            _ => j,
+        };
+        self.grain_at(j, site)
+    }
+
+    /// Grain `j` at lattice site `site` (on listed points, at its own point).
+    fn grain_at(&self, j: usize, site: usize) -> Unplaced {
         let mut rng = grain_rng(self.seed, self.population as usize, j);
         let (position, orientation) = match &self.sites {
             StartSites::Lattice {
@@ -58,10 +72,11 @@ impl StartGrains {
                 slack,
                 jitter,
                 aligned,
+                ..
             } => {
                 // The turn is drawn first, aligned or not, so that the jitter is the same.
                 let turned = random_rotation(&mut rng);
-                let position = jittered(lattice.site(j), *slack, *jitter, &mut rng);
+                let position = jittered(lattice.site(site), *slack, *jitter, &mut rng);
                 (position, if *aligned { DQuat::IDENTITY } else { turned })
             }
             StartSites::Points(points) => (points[j], random_rotation(&mut rng)),
@@ -72,6 +87,65 @@ impl StartGrains {
             position,
             orientation,
         }
+    }
+
+    /// Puts the grains on the lattice sites `open` (in increasing order) only, none inside
+    /// a wall present at the start: grain `j` (as jittered and turned by its own random
+    /// stream) takes the first of them above grain `j − 1`'s site at which it is clear of
+    /// every wall, its periodic images included. The sites follow from the walls and the
+    /// population alone, so every process of a decomposed run finds the same ones. Does
+    /// nothing on listed points.
+    ///
+    /// # Errors
+    /// The number of grains that found a site, when `open` runs out first.
+    pub(crate) fn take_sites(
+        &mut self,
+        open: &[usize],
+        world: &World,
+        pop: &Population,
+    ) -> Result<(), usize> {
+        if !matches!(self.sites, StartSites::Lattice { .. }) {
+            return Ok(());
+        }
+        let periodic = &world.params().periodic;
+        let mut taken = Vec::with_capacity(self.count);
+        let mut sites = open.iter();
+        for j in 0..self.count {
+            loop {
+                let Some(&site) = sites.next() else {
+                    return Err(j);
+                };
+                let u = self.grain_at(j, site);
+                let desc = grain_desc(pop, j, u.position, u.orientation);
+                let grain = placed_grain(world.shapes(), &desc);
+                let images = with_periodic_images(std::slice::from_ref(&grain), periodic);
+                let cut = world
+                    .walls()
+                    .iter()
+                    .any(|wall| images.iter().any(|(_, image)| overlaps_wall(image, wall)));
+                if !cut {
+                    taken.push(site);
+                    break;
+                }
+            }
+        }
+        if let StartSites::Lattice { taken: t, .. } = &mut self.sites {
+            *t = Some(taken);
+        }
+        Ok(())
+    }
+}
+
+/// The grain of description `desc` where it starts, for the overlap checks.
+fn placed_grain<'a>(shapes: &'a ShapeLibrary, desc: &GrainDesc) -> PlacedGrain<'a> {
+    let shape = &shapes.shapes()[desc.shape.0 as usize];
+    PlacedGrain {
+        shape: &shape.body,
+        pose: Pose::new(
+            desc.position,
+            (desc.orientation * shape.body_to_input).normalize(),
+        ),
+        radius: shape.radius,
     }
 }
 
@@ -142,17 +216,7 @@ impl Experiment {
         let shapes = self.world.shapes();
         let periodic = &self.world.params().periodic;
         let shape_of = |u: &Unplaced| &shapes.shapes()[self.unplaced_desc(u).shape.0 as usize];
-        let view = |u: &Unplaced| {
-            let shape = shape_of(u);
-            PlacedGrain {
-                shape: &shape.body,
-                pose: Pose::new(
-                    u.position,
-                    (u.orientation * shape.body_to_input).normalize(),
-                ),
-                radius: shape.radius,
-            }
-        };
+        let view = |u: &Unplaced| placed_grain(shapes, &self.unplaced_desc(u));
         // The grains checked against each other, and (when not all of them) those checked
         // against the walls.
         let (near, mine): (Vec<Unplaced>, Option<Vec<Unplaced>>) = match own {
@@ -325,5 +389,76 @@ mod tests {
         }
         // A resumed run places none.
         assert_eq!(experiment(GrainsAtBuild::Leave).start_count(), 0);
+    }
+
+    /// The pyramid hopper with `overrides`, built with its grains placed but not added.
+    fn pyramid(overrides: &[&str]) -> Result<crate::build::Experiment, crate::ScenarioError> {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/hopper_pyramid.ron");
+        let overrides: Vec<String> = overrides.iter().map(|o| o.to_string()).collect();
+        let scenario = apply_overrides(&read(&file).unwrap(), &overrides).unwrap();
+        build_from_files(
+            &scenario,
+            &file,
+            &ForceModelRegistry::default(),
+            1,
+            GrainsAtBuild::Defer,
+        )
+    }
+
+    #[test]
+    fn a_lattice_filled_from_inside_the_funnel_puts_every_grain_inside_it_from_the_bottom_up() {
+        let exp = pyramid(&[]).unwrap();
+        exp.check_unplaced(None).unwrap();
+        let grains: Vec<_> = exp.all_start_grains().collect();
+        assert_eq!(grains.len(), 5000);
+        // The funnel: a square orifice 4.5 cm wide at z = 0.05, plates at 60° rising
+        // 11.5 cm, in a bin 16 cm across. A grain's centre lies at least the half of its
+        // smallest extent (3.15 mm unaligned, 0.9 × 3.5 mm) inside.
+        let half_width = |z: f64| (0.0225 + (z - 0.05) / 60f64.to_radians().tan()).min(0.08);
+        for u in &grains {
+            let p = u.position;
+            assert!(
+                p.z > 0.05 + 0.003,
+                "grain {} at {p} is below the orifice",
+                u.index
+            );
+            let w = half_width(p.z);
+            assert!(
+                p.x.abs() < w && p.y.abs() < w,
+                "grain {} at {p} is outside",
+                u.index
+            );
+        }
+        // Filled from the bottom up: the lowest grains sit in the orifice's first layer, and
+        // the heights never fall by more than the jitter from one grain to the next.
+        let lowest = grains
+            .iter()
+            .map(|u| u.position.z)
+            .fold(f64::INFINITY, f64::min);
+        assert!(lowest < 0.05 + 0.0081, "{lowest}");
+        assert!(
+            grains
+                .windows(2)
+                .all(|w| w[1].position.z > w[0].position.z - 0.0081)
+        );
+        // Without the fill, the same region puts grains inside the plates.
+        let err = pyramid(&["grains[0].placement.fill_from=None"])
+            .and_then(|e| e.check_unplaced(None))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("starts inside wall"), "{err}");
+        // More grains than the open sites reachable from the point hold.
+        let err = pyramid(&["grains[0].count=9000"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("reachable from fill_from"), "{err}");
+        assert!(err.contains("not 9000"), "{err}");
+        // A point in a plate, or outside the region.
+        for from in ["Some((0.057, 0.0, 0.1))", "Some((0.0, 0.0, 0.02))"] {
+            let set = format!("grains[0].placement.fill_from={from}");
+            let err = pyramid(&[&set]).err().unwrap().to_string();
+            assert!(err.contains("fill_from"), "{err}");
+        }
     }
 }

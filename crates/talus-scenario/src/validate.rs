@@ -781,8 +781,12 @@ impl Checker {
                 gap,
                 jitter,
                 orientation: _,
+                fill_from,
             } => {
                 self.region(&f, *min, *max);
+                if let Some(from) = fill_from {
+                    self.finite(&format!("{f}.fill_from"), *from);
+                }
                 if let Some(g) = gap
                     && !(g.is_finite() && (0.0..=10.0).contains(g))
                 {
