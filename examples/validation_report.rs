@@ -631,13 +631,14 @@ fn main() {
             });
         hopper(s, d, o, 1.5, length);
     };
-    let studies: [(&str, &Report<'_>); 11] = [
+    let studies: [(&str, &Report<'_>); 12] = [
         ("repose_friction", &|s, d, o| repose(s, d, o)),
         ("repose_dt", &|s, d, o| repose_dt(s, d, o)),
         ("repose_scale", &|s, _, o| repose_scale(s, sweeps, o)),
         ("hopper_slot", &slot),
         ("hopper_slot_long", &slot),
         ("hopper_square", &|s, d, o| hopper(s, d, o, 2.5, None)),
+        ("hopper_square_large", &|s, d, o| hopper(s, d, o, 2.5, None)),
         ("intruder_gamma", &|s, d, o| intruder(s, d, o)),
         ("conveyor_frequency", &|s, d, o| conveyor(s, d, o)),
         ("max_stability", &|s, d, o| stability(s, d, o)),

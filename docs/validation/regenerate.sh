@@ -5,7 +5,7 @@
 #
 #   docs/validation/regenerate.sh [SWEEPS_DIR]     (default out/validation)
 #
-# On 2 cores the whole set takes about three and a half hours (the 3 000-grain piles of
+# On 2 cores the whole set takes about four hours (the 3 000-grain piles of
 # repose_scale, repose_scale_dt and repose_scale_periodic some 75 minutes of it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -48,8 +48,9 @@ const PIECE_MAGIC: &[u8; 8] = b"TALUSCP\0";
 /// grain its image count; 9: a dripped heap keeps the slope of each of its flanks; 10: a
 /// pile measured over a window keeps the window and its angles; 11: a chute's profile keeps
 /// its sums exact; 12: a decomposed run's checkpoint in pieces; 13: the run keeps the
-/// populations of the grain ids as stretches of consecutive ids).
-const FORMAT: u32 = 14;
+/// populations of the grain ids as stretches of consecutive ids; 15: the run keeps the time
+/// of its deepest overlap).
+const FORMAT: u32 = 15;
 /// Bytes before the payload: magic, version, length, checksum.
 const HEADER: usize = 24;
 

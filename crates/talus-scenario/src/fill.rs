@@ -15,7 +15,7 @@ use talus_geom::glam::DVec3;
 use talus_sim::periodic::Periodic;
 use talus_sim::wall::Wall;
 
-use crate::placement::{Lattice, MAX_SITES, PlacedGrain, overlaps_wall, with_periodic_images};
+use crate::placement::{Lattice, MAX_SITES, PlacedGrain, wall_cutting};
 
 /// Why a region could not be filled from a point.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,10 +65,7 @@ pub fn reachable_sites(
             pose: Pose::from_translation(lattice.site(k)),
             radius: 0.5 * lattice.spacing().length(),
         };
-        let images = with_periodic_images(std::slice::from_ref(&box_at), periodic);
-        !walls
-            .iter()
-            .any(|w| images.iter().any(|(_, image)| overlaps_wall(image, w)))
+        wall_cutting(&box_at, walls, periodic).is_none()
     };
     if !open(start) {
         return Err(FillError::InWall);
@@ -211,7 +208,7 @@ mod tests {
                     pose: Pose::from_translation(lattice.site(k)),
                     radius: half.length(),
                 };
-                !walls.iter().any(|w| overlaps_wall(&b, w))
+                wall_cutting(&b, &walls, &periodic).is_none()
             })
             .count();
         assert!(open_outside > 100, "{open_outside}");

@@ -217,6 +217,20 @@ pub fn overlaps_wall_at(grain: &PlacedGrain, wall: &Wall, t: f64) -> bool {
     }
 }
 
+/// The first of `walls` that `grain` (or one of its images across the periodic faces it
+/// reaches) penetrates at the start, if any.
+#[must_use]
+pub fn wall_cutting<'w>(
+    grain: &PlacedGrain,
+    walls: &'w [Wall],
+    periodic: &Periodic,
+) -> Option<&'w Wall> {
+    let images = with_periodic_images(std::slice::from_ref(grain), periodic);
+    walls
+        .iter()
+        .find(|wall| images.iter().any(|(_, image)| overlaps_wall(image, wall)))
+}
+
 /// The grains brought into the periodic box, each with its images across the periodic faces
 /// it comes within its radius of, as (index of the grain, grain or image): what a grain
 /// meets is found among these. Without periodic axes, the grains themselves.

@@ -83,6 +83,10 @@ pub struct RunState {
     pub frames: AppendLog<PvdEntry>,
     /// Largest relative overlap seen.
     pub max_overlap_ratio: f64,
+    /// Time at the end of the step that first reached [`RunState::max_overlap_ratio`] (0
+    /// before any overlap): where in the run to look, since the deepest overlap of a step
+    /// mostly falls between the rows of the time series.
+    pub max_overlap_time: f64,
     /// Sum over steps of the number of grains.
     pub grain_steps: u64,
     /// Wall-clock seconds of the run so far, in all sessions.
@@ -276,6 +280,7 @@ impl Runner {
             grain_population,
             frames: AppendLog::new(),
             max_overlap_ratio: 0.0,
+            max_overlap_time: 0.0,
             grain_steps: 0,
             wall_seconds: 0.0,
             stage_seconds: [0.0; 6],
@@ -779,8 +784,13 @@ impl Runner {
     }
 
     fn account(&mut self, stats: &StepStats) {
+        let time = self.exp.world.time();
         let s = &mut self.state;
-        s.max_overlap_ratio = s.max_overlap_ratio.max(stats.max_overlap_ratio);
+        // Not `max`: a NaN ratio (a blown-up step) must not be taken for a deeper one.
+        if stats.max_overlap_ratio > s.max_overlap_ratio {
+            s.max_overlap_ratio = stats.max_overlap_ratio;
+            s.max_overlap_time = time;
+        }
         s.grain_steps += stats.grains as u64;
         for (acc, d) in s.stage_seconds.iter_mut().zip([
             stats.predict,

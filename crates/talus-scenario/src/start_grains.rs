@@ -19,8 +19,8 @@ use talus_sim::{GrainDesc, World};
 use crate::build::{Experiment, Population, grain_desc};
 use crate::error::ScenarioError;
 use crate::placement::{
-    Lattice, PlacedGrain, first_overlapping_pair, grain_rng, image_shifts, jittered, overlaps_wall,
-    random_rotation, with_periodic_images,
+    Lattice, PlacedGrain, first_overlapping_pair, grain_rng, image_shifts, jittered,
+    random_rotation, wall_cutting, with_periodic_images,
 };
 use crate::population_ids::PopulationsById;
 
@@ -118,12 +118,7 @@ impl StartGrains {
                 let u = self.grain_at(j, site);
                 let desc = grain_desc(pop, j, u.position, u.orientation);
                 let grain = placed_grain(world.shapes(), &desc);
-                let images = with_periodic_images(std::slice::from_ref(&grain), periodic);
-                let cut = world
-                    .walls()
-                    .iter()
-                    .any(|wall| images.iter().any(|(_, image)| overlaps_wall(image, wall)));
-                if !cut {
+                if wall_cutting(&grain, world.walls(), periodic).is_none() {
                     taken.push(site);
                     break;
                 }
@@ -260,19 +255,15 @@ impl Experiment {
             allowed: allowed.to_string(),
         };
         for u in mine.as_ref().unwrap_or(&near) {
-            let grain = view(u);
-            let images = with_periodic_images(std::slice::from_ref(&grain), periodic);
-            for wall in self.world.walls() {
-                if images.iter().any(|(_, image)| overlaps_wall(image, wall)) {
-                    return Err(invalid(
-                        u,
-                        format!(
-                            "grain {} at ({:.4}, {:.4}, {:.4}) starts inside wall '{}'",
-                            u.index, u.position.x, u.position.y, u.position.z, wall.name
-                        ),
-                        "grains placed clear of every wall",
-                    ));
-                }
+            if let Some(wall) = wall_cutting(&view(u), self.world.walls(), periodic) {
+                return Err(invalid(
+                    u,
+                    format!(
+                        "grain {} at ({:.4}, {:.4}, {:.4}) starts inside wall '{}'",
+                        u.index, u.position.x, u.position.y, u.position.z, wall.name
+                    ),
+                    "grains placed clear of every wall",
+                ));
             }
         }
         let views: Vec<PlacedGrain> = near.iter().map(view).collect();

@@ -192,10 +192,11 @@ pub fn warnings(runner: &Runner) -> Vec<String> {
     }
     if state.max_overlap_ratio > SUSPECT_OVERLAP_RATIO {
         out.push(format!(
-            "overlaps reached {:.1} % of the grain size (above {:.0} %, where the volumetric \
-             contact laws no longer describe a contact): raise the stiffness (with a smaller \
-             time step) or slow the impacts",
+            "overlaps reached {:.1} % of the grain size at t = {} s (above {:.0} %, where the \
+             volumetric contact laws no longer describe a contact): raise the stiffness (with \
+             a smaller time step) or slow the impacts",
             100.0 * state.max_overlap_ratio,
+            crate::number::short(state.max_overlap_time),
             100.0 * SUSPECT_OVERLAP_RATIO
         ));
     }
@@ -269,6 +270,10 @@ pub fn summary(runner: &Runner, status: &Status) -> Value {
     put(
         "max_overlap_ratio",
         json_number(Some(state.max_overlap_ratio)),
+    );
+    put(
+        "max_overlap_time",
+        json_number(Some(state.max_overlap_time)),
     );
     put(
         "final_kinetic_energy",

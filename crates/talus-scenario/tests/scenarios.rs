@@ -55,6 +55,7 @@ fn run_quick(name: &str, overrides: &[&str], more: &[&str]) -> (PathBuf, Value) 
         "grain_steps_per_second",
         "mean_coordination",
         "max_overlap_ratio",
+        "max_overlap_time",
         "final_kinetic_energy",
     ] {
         assert!(summary.get(key).is_some(), "{name}: summary lacks {key}");
@@ -200,6 +201,42 @@ fn poured_heap_stands_on_both_flanks() {
 fn pyramid_hopper_discharges_through_its_square_orifice() {
     let (out, summary) = run_quick("hopper_pyramid", &QUICK_PYRAMID, &QUIET);
     assert_discharge(&summary, 200);
+    let _ = std::fs::remove_dir_all(out);
+}
+
+#[test]
+fn the_deepest_overlap_is_reported_with_the_time_of_its_step() {
+    // A row at every step: the row of the deepest overlap is the summary's.
+    let every_step = "time.output_interval=1.4285714285714285e-5";
+    let (out, summary) = run_quick(
+        "hopper_pyramid",
+        &QUICK_PYRAMID,
+        &[&QUIET[..], &[every_step, "time.end=0.2"]].concat(),
+    );
+    let csv = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
+    let column = csv
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .position(|c| c.starts_with("max_overlap_ratio"))
+        .unwrap();
+    let rows: Vec<(f64, f64)> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+            (v[0], v[column])
+        })
+        .collect();
+    assert_eq!(rows.len(), 14_001, "a row per step and one at the start");
+    let deepest = rows.iter().fold(
+        (0.0, 0.0),
+        |best, &(t, r)| if r > best.1 { (t, r) } else { best },
+    );
+    assert!(deepest.1 > 0.0);
+    assert_eq!(number(&summary, "max_overlap_ratio"), deepest.1);
+    assert!((number(&summary, "max_overlap_time") - deepest.0).abs() < 1e-9);
     let _ = std::fs::remove_dir_all(out);
 }
 
