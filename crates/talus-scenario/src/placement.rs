@@ -131,17 +131,17 @@ impl Lattice {
         })
     }
 
-    /// The sites next to site `k` along x, y and z (up to six).
+    /// The sites next to site `k` along x, y and z (up to six), in increasing order.
     pub fn neighbours(&self, k: usize) -> impl Iterator<Item = usize> + use<> {
         let (i, j, layer) = self.indices(k);
         let (nx, ny, nz) = (self.nx, self.ny, self.nz);
         let layer_len = nx * ny;
         [
+            (layer > 0).then(|| k - layer_len),
+            (j > 0).then(|| k - nx),
             (i > 0).then(|| k - 1),
             (i + 1 < nx).then(|| k + 1),
-            (j > 0).then(|| k - nx),
             (j + 1 < ny).then(|| k + nx),
-            (layer > 0).then(|| k - layer_len),
             (layer + 1 < nz).then(|| k + layer_len),
         ]
         .into_iter()
