@@ -206,13 +206,13 @@ fn pyramid_hopper_discharges_through_its_square_orifice() {
 
 #[test]
 fn the_deepest_overlap_is_reported_with_the_time_of_its_step() {
-    // A row at every step: the row of the deepest overlap is the summary's.
+    // A row at every step: the row of the deepest overlap is the summary's. (Its own
+    // folder: the pyramid's other test may run beside it in this process.)
     let every_step = "time.output_interval=1.4285714285714285e-5";
-    let (out, summary) = run_quick(
-        "hopper_pyramid",
-        &QUICK_PYRAMID,
-        &[&QUIET[..], &[every_step, "time.end=0.2"]].concat(),
-    );
+    let more = [&QUIET[..], &[every_step, "time.end=0.2"]].concat();
+    let (file, scenario) = scenario("hopper_pyramid", &QUICK_PYRAMID, &more);
+    let out = scratch("hopper_pyramid_every_step");
+    let summary = run_trusted(&mut start(&scenario, &file, 0, &out), &out);
     let csv = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
     let column = csv
         .lines()
