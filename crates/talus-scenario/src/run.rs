@@ -786,7 +786,8 @@ impl Runner {
     fn account(&mut self, stats: &StepStats) {
         let time = self.exp.world.time();
         let s = &mut self.state;
-        // Not `max`: a NaN ratio (a blown-up step) must not be taken for a deeper one.
+        // Strictly deeper: the time is that of the first step to reach the depth, and a NaN
+        // ratio (a blown-up step) is not taken for a deeper one.
         if stats.max_overlap_ratio > s.max_overlap_ratio {
             s.max_overlap_ratio = stats.max_overlap_ratio;
             s.max_overlap_time = time;
