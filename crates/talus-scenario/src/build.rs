@@ -509,12 +509,7 @@ fn build_parts(
                         .map_err(|e| {
                             invalid(
                                 &format!("{field}.fill_from"),
-                                format!(
-                                    "({}, {}, {}): {e}",
-                                    crate::number::short(from.0),
-                                    crate::number::short(from.1),
-                                    crate::number::short(from.2)
-                                ),
+                                format!("{}: {e}", crate::number::point(*from)),
                                 "a point inside the region, in a lattice cell no wall cuts, and a region of at most 10^6 sites",
                             )
                         })?;

@@ -81,11 +81,14 @@ pub fn reachable_sites(
     let mut front = vec![start];
     while let Some(k) = front.pop() {
         for m in lattice.neighbours(k) {
-            if cells[m] == Cell::Unseen {
-                cells[m] = if open(m) { Cell::Reached } else { Cell::Closed };
-                if cells[m] == Cell::Reached {
-                    front.push(m);
-                }
+            if cells[m] != Cell::Unseen {
+                continue;
+            }
+            if open(m) {
+                cells[m] = Cell::Reached;
+                front.push(m);
+            } else {
+                cells[m] = Cell::Closed;
             }
         }
     }

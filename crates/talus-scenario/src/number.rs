@@ -1,5 +1,11 @@
 //! Numbers in messages: short, whatever their magnitude.
 
+/// A point or vector in messages: its three coordinates, each [`short`]: `(0.057, 0, 0.1)`.
+#[must_use]
+pub fn point(v: (f64, f64, f64)) -> String {
+    format!("({}, {}, {})", short(v.0), short(v.1), short(v.2))
+}
+
 /// `x` with up to 6 significant digits, in exponent notation outside [1e-4, 1e6):
 /// `1e-320` stays `1e-320`, not three hundred zeros.
 #[must_use]

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::error::ScenarioError;
-use crate::number::short;
+use crate::number::{point, short};
 use crate::schema::{
     HopperKind, MeasurementSpec, MotionSpec, Placement, PopulationSpec, Scenario, ShapeScale,
     ShapeSpec, Vec3, WallShape,
@@ -227,7 +227,7 @@ impl Checker {
         if !ok {
             self.fail(
                 field,
-                format!("{} is not allowed", vec(v)),
+                format!("{} is not allowed", point(v)),
                 "finite coordinates within 10^6 of the origin",
             );
         }
@@ -346,7 +346,7 @@ impl Checker {
         {
             self.fail(
                 field,
-                format!("{} m is not allowed", vec(a)),
+                format!("{} m is not allowed", point(a)),
                 "three semi-axes from 10^-6 m to 100 m",
             );
             return;
@@ -357,7 +357,7 @@ impl Checker {
                 field,
                 format!(
                     "{} m: the longest is {} times the shortest",
-                    vec(a),
+                    point(a),
                     short(longest / shortest)
                 ),
                 "a longest semi-axis at most 50 times the shortest",
@@ -398,7 +398,7 @@ impl Checker {
         if !ok {
             self.fail(
                 field,
-                format!("min {} is not below max {}", vec(min), vec(max)),
+                format!("min {} is not below max {}", point(min), point(max)),
                 "min < max in x, y and z",
             );
         }
@@ -447,7 +447,7 @@ impl Checker {
         if gn > 0.0 && cos.abs() > 1e-6 {
             self.fail(
                 field,
-                format!("{} is not horizontal", vec(d)),
+                format!("{} is not horizontal", point(d)),
                 "a direction perpendicular to gravity",
             );
         }
@@ -544,7 +544,7 @@ impl Checker {
             if g.0 != 0.0 || g.1 != 0.0 {
                 self.fail(
                     "gravity",
-                    format!("{} with incline_deg", vec(g)),
+                    format!("{} with incline_deg", point(g)),
                     "a vertical gravity (0, 0, -g) when incline_deg turns it",
                 );
             }
@@ -717,7 +717,7 @@ impl Checker {
                     if faces.is_some() && n != 0.0 {
                         self.fail(
                             &format!("walls[{i}].shape.normal"),
-                            format!("{} has a component along periodic axis {axis}", vec(*normal)),
+                            format!("{} has a component along periodic axis {axis}", point(*normal)),
                             "a plane parallel to the periodic axes (a floor or side wall along them)",
                         );
                     }
@@ -1514,11 +1514,6 @@ fn reach(shape: &WallShape, center: Vec3) -> f64 {
             ..
         } => from(*c) + radius.hypot(length / 2.0) + 2.0 * thickness,
     }
-}
-
-/// A vector in messages: three short numbers.
-fn vec(v: Vec3) -> String {
-    format!("({}, {}, {})", short(v.0), short(v.1), short(v.2))
 }
 
 /// The largest grain diameter the populations can produce: the largest of their
