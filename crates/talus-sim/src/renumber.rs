@@ -248,7 +248,7 @@ impl World {
         // Into the spare lists, which then change places with the lists.
         self.spare_contacts.clear();
         self.spare_contacts
-            .extend(order.iter().map(|&i| self.contacts[i as usize].clone()));
+            .extend(order.iter().map(|&i| self.contacts[i as usize]));
         self.spare_forces.clear();
         self.spare_forces
             .extend(order.iter().map(|&i| self.contact_forces[i as usize]));
