@@ -4,7 +4,9 @@
 //! to overlap and leaves it when they stop; meanwhile it keeps the closest-feature pair of
 //! the narrow phase (so each query starts warm) and the force model's history (reset when
 //! the bodies stop touching, so a new contact starts fresh). The list is kept sorted by
-//! pair; a pair is met from the body of the lower id, and each body's forces are summed in
+//! pair (on a single process with the pairs joined since it was last merged in a second,
+//! short sorted list, and its ended pairs marked until then: [`crate::joined_pairs`]); a
+//! pair is met from the body of the lower id, and each body's forces are summed in
 //! the order of its partners' ids ([`crate::load_sums`]): whatever the number of threads or
 //! processes that computed them, and whatever the numbering of the pairs, the sums are the
 //! same to the last bit.
@@ -69,6 +71,9 @@ pub(crate) struct Contact {
     /// round, `b` first: the pair is met in that order, so that renumbering the proxies
     /// (which can swap a pair's order) changes nothing the pair computes.
     pub flipped: bool,
+    /// The broad phase ended the pair, which is kept in the list until the list is next
+    /// merged ([`crate::joined_pairs`]): it has no force and is not met.
+    pub ended: bool,
     pub history: History,
     /// The process that evaluates the pair in a distributed run
     /// ([`crate::distribute`]); always 0 on a single process.
@@ -76,6 +81,22 @@ pub(crate) struct Contact {
 }
 
 impl Contact {
+    /// A pair that joins the list, met `b` first when `flipped`: cold caches, a history of
+    /// `history_len` zeros, marked `fresh` (its force still to be found).
+    pub fn fresh(pair: ProxyPair, history_len: usize, flipped: bool) -> Contact {
+        Contact {
+            pair,
+            features: FeatureCache::default(),
+            overlap_hint: OverlapHint::default(),
+            touching: false,
+            fresh: true,
+            flipped,
+            ended: false,
+            history: History::zeros(history_len),
+            owner: crate::distribute::UNASSIGNED,
+        }
+    }
+
     /// The pair's two proxies in the order it is met in (`a` first unless flipped).
     pub fn oriented(&self) -> (u32, u32) {
         self.pair.oriented(self.flipped)
@@ -141,9 +162,10 @@ pub(crate) struct ContactForce {
 ///
 /// A flowing bed has events at every step, a few among thousands of pairs: each event's
 /// place is found by bisection and the pairs between two events are copied as one run,
-/// so that the work is a search per event and one bulk copy of the list. The copy is what
-/// is left: it streams the whole list (192 bytes a pair) and costs a discharging hopper
-/// some 6 % of its step either way; only a list that is not rebuilt would save it.
+/// so that the work is a search per event and one bulk copy of the list. The copy streams
+/// the whole list (192 bytes a pair, some 6 % of a discharging hopper's one-thread step):
+/// a single process defers it ([`crate::joined_pairs`]); the processes of a distributed
+/// run, which read and rewrite the whole list at every step, merge at once.
 pub(crate) fn apply_events(
     lists: (&mut Vec<Contact>, &mut Vec<Option<ContactForce>>),
     spares: (&mut Vec<Contact>, &mut Vec<Option<ContactForce>>),
@@ -163,16 +185,7 @@ pub(crate) fn apply_events(
     forces.reserve(old.len() + events.started.len());
     // The forces list is as long as the contact list, or empty when no force was found.
     old_forces.resize(old.len(), None);
-    let fresh = |pair: ProxyPair| Contact {
-        pair,
-        features: FeatureCache::default(),
-        overlap_hint: OverlapHint::default(),
-        touching: false,
-        fresh: true,
-        flipped: key(pair.a) > key(pair.b),
-        history: History::zeros(history_len),
-        owner: crate::distribute::UNASSIGNED,
-    };
+    let fresh = |pair: ProxyPair| Contact::fresh(pair, history_len, key(pair.a) > key(pair.b));
     // The old pairs before `from` are placed; each event in pair order (an ended pair
     // before a started one of the same pair) copies the run of old pairs below it.
     let mut from = 0;
@@ -398,8 +411,9 @@ fn flip(o: Overlap) -> Overlap {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use std::collections::BTreeSet;
 
     #[test]
     fn a_force_record_with_its_order_is_no_larger_than_without() {
@@ -455,35 +469,48 @@ mod tests {
         assert_eq!(forces.len(), contacts.len());
     }
 
+    /// Random events for the pairs `listed`: a few of them end (now and then with one
+    /// never listed), a few start (of those not listed or ending); returned as events and
+    /// as the sets of ended and started pairs.
+    pub(crate) fn random_events(
+        rng: &mut impl rand::Rng,
+        listed: &BTreeSet<ProxyPair>,
+    ) -> (PairEvents, BTreeSet<ProxyPair>, BTreeSet<ProxyPair>) {
+        let present: Vec<ProxyPair> = listed.iter().copied().collect();
+        let mut ended = BTreeSet::new();
+        for _ in 0..rng.random_range(0..6) {
+            if !present.is_empty() && rng.random_bool(0.8) {
+                ended.insert(present[rng.random_range(0..present.len())]);
+            }
+        }
+        if rng.random_bool(0.1) {
+            ended.insert(ProxyPair::new(40, 41));
+        }
+        let mut started = BTreeSet::new();
+        for _ in 0..rng.random_range(0..8) {
+            let (a, b) = (rng.random_range(0..30u32), rng.random_range(0..30u32));
+            let pair = ProxyPair::new(a.min(b), a.max(b) + 1);
+            if !listed.contains(&pair) || ended.contains(&pair) {
+                started.insert(pair);
+            }
+        }
+        let events = PairEvents {
+            started: started.iter().copied().collect(),
+            ended: ended.iter().copied().collect(),
+        };
+        (events, ended, started)
+    }
+
     #[test]
     fn events_merge_as_a_set_of_pairs_does() {
         // Against sets: random lists and events, every pair kept with its own state.
-        use rand::{Rng, SeedableRng};
-        use std::collections::BTreeSet;
+        use rand::SeedableRng;
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
         let (mut contacts, mut spare) = (Vec::new(), Vec::new());
         let (mut forces, mut spare_forces) = (Vec::new(), Vec::new());
         let mut expected = BTreeSet::new();
         for round in 0..300 {
-            let present: Vec<ProxyPair> = expected.iter().copied().collect();
-            let mut ended = BTreeSet::new();
-            for _ in 0..rng.random_range(0..6) {
-                if !present.is_empty() && rng.random_bool(0.8) {
-                    ended.insert(present[rng.random_range(0..present.len())]);
-                }
-            }
-            let mut started = BTreeSet::new();
-            for _ in 0..rng.random_range(0..8) {
-                let (a, b) = (rng.random_range(0..30u32), rng.random_range(0..30u32));
-                let pair = ProxyPair::new(a.min(b), a.max(b) + 1);
-                if !expected.contains(&pair) || ended.contains(&pair) {
-                    started.insert(pair);
-                }
-            }
-            let events = PairEvents {
-                started: started.iter().copied().collect(),
-                ended: ended.iter().copied().collect(),
-            };
+            let (events, ended, started) = random_events(&mut rng, &expected);
             apply_events(
                 (&mut contacts, &mut forces),
                 (&mut spare, &mut spare_forces),

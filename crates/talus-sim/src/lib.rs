@@ -21,6 +21,7 @@ pub mod exact_sum;
 mod fixed_sum;
 pub mod force;
 pub mod integrate;
+mod joined_pairs;
 pub mod kind;
 mod laws;
 mod load_sums;

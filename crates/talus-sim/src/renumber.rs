@@ -227,6 +227,7 @@ impl World {
     /// a pair whose order the renumbering reverses is flipped, so that it is still met in the
     /// order its state was made in.
     fn renumber_contacts(&mut self, new_of: &[u32], order: &mut Vec<u32>) {
+        self.merge_contacts();
         self.contact_forces.resize(self.contacts.len(), None);
         for (c, f) in self.contacts.iter_mut().zip(&mut self.contact_forces) {
             let pair = c.pair.renamed(new_of);

@@ -268,9 +268,8 @@ impl World {
                 .collect(),
             boxes: self.boxes.clone(),
             contacts: self
-                .contacts
-                .iter()
-                .map(|c| ContactSnapshot {
+                .listed_contacts()
+                .map(|(c, _)| ContactSnapshot {
                     pair: c.pair,
                     features: c.features,
                     overlap_hint: c.overlap_hint,
@@ -421,6 +420,7 @@ impl World {
                 touching: c.touching,
                 fresh: false,
                 flipped: c.flipped,
+                ended: false,
                 // Its length was checked against the model's, at most MAX_HISTORY.
                 history: History::from_slice(&c.history).unwrap_or(History::zeros(0)),
                 // Every process of a distributed run restores the same states.
@@ -428,6 +428,7 @@ impl World {
             })
             .collect();
         self.contact_forces.clear();
+        self.joined.clear();
         self.extremes = extremes;
         self.stats = stats;
         self.time_base = time_base;

@@ -39,6 +39,7 @@ use crate::distribute::decompose::{Ghost, Held};
 use crate::integrate::{
     GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
 };
+use crate::joined_pairs::JoinedPairs;
 use crate::laws::{ContactLaws, NO_MATERIAL};
 use crate::load_sums::{LoadSums, identity_key};
 use crate::motion::Reach;
@@ -181,14 +182,22 @@ impl BodyViews<'_> {
     }
 }
 
-/// Stage 4 over `contacts` (only the fresh ones when `fresh_only`; only those `owners` gives
-/// this process in a distributed run): closest features, overlap and force of each pair, on
-/// `threads` threads; each pair's result in `forces`, in the list's order. `beside` runs
-/// first on the calling thread. Returns whether the pairs were shared among threads.
+/// Where the fresh pairs of a step are: all in the contact list, or all joined
+/// ([`crate::joined_pairs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FreshPairs {
+    Listed,
+    Joined,
+}
+
+/// Stage 4 over `lists` (pairs and their forces; only the fresh pairs when `fresh_only`;
+/// only those `owners` gives this process in a distributed run): closest features, overlap
+/// and force of each pair, on `threads` threads; each pair's result in its forces, in the
+/// list's order; an ended pair has none. `beside` runs first on the calling thread.
+/// Returns whether the pairs were shared among threads.
 #[allow(clippy::too_many_arguments)]
 fn narrow(
-    contacts: &mut [Contact],
-    forces: &mut [Option<ContactForce>],
+    lists: [(&mut [Contact], &mut [Option<ContactForce>]); 2],
     views: &BodyViews,
     laws: &ContactLaws,
     owners: PairOwners,
@@ -199,7 +208,7 @@ fn narrow(
     beside: &mut dyn FnMut(),
 ) -> bool {
     let one = |(contact, out): (&mut Contact, &mut Option<ContactForce>)| {
-        if fresh_only && !contact.fresh {
+        if contact.ended || (fresh_only && !contact.fresh) {
             return;
         }
         contact.fresh = false;
@@ -235,15 +244,25 @@ fn narrow(
     };
     // Each pair's result depends on that pair alone, so the split between threads changes
     // nothing; few pairs are not worth waking the workers for.
-    if threads == 1 || contacts.len() < PARALLEL_PAIRS {
+    let [(listed, listed_forces), (joined, joined_forces)] = lists;
+    if threads == 1 || listed.len() + joined.len() < PARALLEL_PAIRS {
         beside();
-        contacts.iter_mut().zip(forces.iter_mut()).for_each(one);
+        let pairs = listed.iter_mut().zip(listed_forces.iter_mut());
+        pairs
+            .chain(joined.iter_mut().zip(joined_forces.iter_mut()))
+            .for_each(one);
         return false;
     }
-    workers.share(
+    fn chunks<'l>(
+        contacts: &'l mut [Contact],
+        forces: &'l mut [Option<ContactForce>],
+    ) -> impl DoubleEndedIterator<Item = (&'l mut [Contact], &'l mut [Option<ContactForce>])> {
         contacts
             .chunks_mut(NARROW_CHUNK)
-            .zip(forces.chunks_mut(NARROW_CHUNK)),
+            .zip(forces.chunks_mut(NARROW_CHUNK))
+    }
+    workers.share(
+        chunks(listed, listed_forces).chain(chunks(joined, joined_forces)),
         |(contacts, forces)| contacts.iter_mut().zip(forces.iter_mut()).for_each(one),
         beside,
     );
@@ -472,16 +491,8 @@ impl World {
         let assigning = self.assign_owners();
         self.claim_pairs();
         let threads = self.workers.threads();
-        let (broad_time, beside) = self.narrow_stage(dt, threads, false);
-        let history_len = self.laws.default.as_ref().map_or(0, |m| m.history_len());
-        let proxies = &self.proxies;
-        apply_events(
-            (&mut self.contacts, &mut self.contact_forces),
-            (&mut self.spare_contacts, &mut self.spare_forces),
-            &self.events,
-            history_len,
-            |proxy| identity_key(proxies[proxy as usize]),
-        );
+        let (broad_time, beside) = self.narrow_stage(dt, threads, None);
+        let listed_fresh = self.take_events();
         self.adopt_stashed();
         if !self.events.started.is_empty() {
             let threads = if self.events.started.len() >= PARALLEL_PAIRS {
@@ -489,23 +500,67 @@ impl World {
             } else {
                 1
             };
-            self.narrow_stage(dt, threads, true);
+            let fresh = if listed_fresh {
+                FreshPairs::Listed
+            } else {
+                FreshPairs::Joined
+            };
+            self.narrow_stage(dt, threads, Some(fresh));
         }
         let sharing = self.share_forces() + self.send_forces();
         (broad_time, beside, assigning + sharing)
     }
 
-    /// The narrow phase over the listed pairs (only the fresh ones when `fresh_only`), on
-    /// `threads` threads; unless `fresh_only`, the broad phase's update, beside it when
-    /// there are several threads and enough pairs. Returns the broad phase's time and
-    /// whether it ran beside.
-    fn narrow_stage(&mut self, dt: f64, threads: usize, fresh_only: bool) -> (Duration, bool) {
+    /// The broad phase's events taken into the contact list: on a single process marked
+    /// and joined, the lists merged only when due ([`crate::joined_pairs`]); in a
+    /// distributed run, whose processes read and rewrite the whole list at every step,
+    /// merged at once. Returns whether the started pairs are in the list (else they are
+    /// among the joined ones).
+    fn take_events(&mut self) -> bool {
+        let history_len = self.laws.default.as_ref().map_or(0, |m| m.history_len());
+        let proxies = &self.proxies;
+        let key = |proxy: u32| identity_key(proxies[proxy as usize]);
+        if self.distribution.is_some() || self.decomposition.is_some() {
+            apply_events(
+                (&mut self.contacts, &mut self.contact_forces),
+                (&mut self.spare_contacts, &mut self.spare_forces),
+                &self.events,
+                history_len,
+                key,
+            );
+            return true;
+        }
+        self.joined.take_events(
+            &mut self.contacts,
+            &mut self.contact_forces,
+            &self.events,
+            history_len,
+            key,
+        );
+        if self.joined.is_due(self.contacts.len()) {
+            self.merge_contacts();
+            return true;
+        }
+        false
+    }
+
+    /// The narrow phase over the listed and the joined pairs (only the fresh ones, where
+    /// `fresh` says they are, when given), on `threads` threads; unless `fresh` is given,
+    /// the broad phase's update, beside it when there are several threads and enough
+    /// pairs. Returns the broad phase's time and whether it ran beside.
+    fn narrow_stage(
+        &mut self,
+        dt: f64,
+        threads: usize,
+        fresh: Option<FreshPairs>,
+    ) -> (Duration, bool) {
         let World {
             broad,
             boxes,
             events,
             contacts,
             contact_forces,
+            joined,
             laws,
             bodies,
             shapes,
@@ -529,22 +584,39 @@ impl World {
             periodic: params.periodic,
         };
         contact_forces.resize(contacts.len(), None);
-        let mut meet = |fresh_only: bool, beside: &mut dyn FnMut()| {
+        // The fresh pairs were all started this step, so they are either all in the list
+        // (merged this step) or all joined: the other list is not scanned for them.
+        let JoinedPairs {
+            contacts: joined_contacts,
+            forces: joined_forces,
+            ..
+        } = joined;
+        let none = || -> (&mut [Contact], &mut [Option<ContactForce>]) { (&mut [], &mut []) };
+        let (listed, joined) = match fresh {
+            Some(FreshPairs::Joined) => {
+                (none(), (&mut joined_contacts[..], &mut joined_forces[..]))
+            }
+            Some(FreshPairs::Listed) => ((&mut contacts[..], &mut contact_forces[..]), none()),
+            None => (
+                (&mut contacts[..], &mut contact_forces[..]),
+                (&mut joined_contacts[..], &mut joined_forces[..]),
+            ),
+        };
+        let meet = |beside: &mut dyn FnMut()| {
             narrow(
-                contacts,
-                contact_forces,
+                [listed, joined],
                 &views,
                 laws,
                 owners,
                 dt,
                 threads,
-                fresh_only,
+                fresh.is_some(),
                 workers,
                 beside,
             )
         };
-        if fresh_only {
-            meet(true, &mut || {});
+        if fresh.is_some() {
+            meet(&mut || {});
             return (Duration::ZERO, false);
         }
         let mut time = Duration::ZERO;
@@ -554,7 +626,7 @@ impl World {
             broad.update(boxes, events);
             time = start.elapsed();
         };
-        let beside = meet(false, &mut find_events);
+        let beside = meet(&mut find_events);
         (time, beside)
     }
 
@@ -710,6 +782,7 @@ impl World {
         let World {
             contacts,
             contact_forces,
+            joined,
             bodies,
             proxies,
             params,
@@ -727,15 +800,17 @@ impl World {
         // (the processes' wall sums are merged in `reduce_step`), and the loads on this
         // process's own grains are summed.
         let list = PairLoads {
-            contacts,
-            forces: contact_forces,
+            contacts: [
+                (contacts, contact_forces),
+                (&joined.contacts, &joined.forces),
+            ],
             bodies,
             proxies,
             periodic: params.periodic,
             rank: decomposition.as_ref().map(|d| d.rank),
             held: decomposition.as_ref().map(|d| &d.held[..]),
         };
-        if workers.threads() == 1 || contacts.len() < PARALLEL_PAIRS {
+        if workers.threads() == 1 || contacts.len() + joined.contacts.len() < PARALLEL_PAIRS {
             return list.sum(0, loads, load_sums, Some(wall_sums));
         }
         let split = loads.len() / 2;
@@ -849,8 +924,8 @@ pub(crate) struct StepCounts {
 /// What the sums of contact loads read: the pairs, their forces and bodies, and which
 /// of them this process evaluates and holds.
 struct PairLoads<'a> {
-    contacts: &'a [Contact],
-    forces: &'a [Option<ContactForce>],
+    /// The list and the joined pairs ([`crate::joined_pairs`]), each with its forces.
+    contacts: [(&'a [Contact], &'a [Option<ContactForce>]); 2],
     bodies: &'a [BodyState],
     proxies: &'a [Body],
     periodic: Periodic,
@@ -875,7 +950,9 @@ impl PairLoads<'_> {
         sums.clear();
         let slots = base..base + loads.len();
         let (mut count, mut max_ratio, mut terms) = (0, 0.0f64, 0);
-        for (c, f) in self.contacts.iter().zip(self.forces) {
+        let [(listed, listed_forces), (joined, joined_forces)] = self.contacts;
+        let pairs = listed.iter().zip(listed_forces);
+        for (c, f) in pairs.chain(joined.iter().zip(joined_forces)) {
             let Some(f) = f else { continue };
             let evaluated_here = self.rank.is_none_or(|r| c.owner == r);
             if evaluated_here && walls.is_some() {

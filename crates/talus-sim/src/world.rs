@@ -27,6 +27,7 @@ use crate::force::{ForceModel, MAX_HISTORY};
 use crate::integrate::{
     GearState, Inertia, Integrator, IntegratorKind, Kinematics, Load, VerletState,
 };
+use crate::joined_pairs::{JoinedPairs, merged};
 use crate::kind::{GrainKind, Limit, critical, grain_kind};
 use crate::laws::{ContactLaws, NO_MATERIAL};
 use crate::load_sums::LoadSums;
@@ -298,6 +299,9 @@ pub struct World {
     /// The contact list's second buffer, for merging the broad phase's events.
     pub(crate) spare_contacts: Vec<Contact>,
     pub(crate) contact_forces: Vec<Option<ContactForce>>,
+    /// The pairs joined since the list was last merged; the list's ended pairs are marked
+    /// in it until then ([`crate::joined_pairs`]).
+    pub(crate) joined: JoinedPairs,
     /// The force list's second buffer.
     pub(crate) spare_forces: Vec<Option<ContactForce>>,
     /// Scratch: each proxy as the contact stage sees it, and each wall's state at the end
@@ -377,6 +381,7 @@ impl World {
             contacts: Vec::new(),
             spare_contacts: Vec::new(),
             contact_forces: Vec::new(),
+            joined: JoinedPairs::default(),
             spare_forces: Vec::new(),
             bodies: Vec::new(),
             solid_query: hecs::PreparedQuery::new(),
@@ -740,6 +745,7 @@ impl World {
         if let Some((_, other)) = self.laws.pairs.first() {
             same_history(model.as_ref(), other.as_ref())?;
         }
+        self.merge_contacts();
         for c in &mut self.contacts {
             c.history = History::zeros(len);
             c.touching = false;
@@ -775,6 +781,7 @@ impl World {
         same_history(model.as_ref(), default)?;
         self.check_time_step(self.params.dt, [model.as_ref()], &self.extremes)?;
         self.check_all_fit(self.box_margin().max(0.5 * model.range()))?;
+        self.merge_contacts();
         for c in &mut self.contacts {
             c.touching = false;
         }
@@ -1041,22 +1048,40 @@ impl World {
     /// The contacts of the last step: the two grains (or a grain and a wall), the force
     /// on the second and where it acts.
     pub fn contacts(&self) -> impl Iterator<Item = ContactReport> + '_ {
-        self.contacts
-            .iter()
-            .zip(&self.contact_forces)
-            .filter_map(|(c, f)| {
-                // Each pair is reported in the order it was first met, whatever its proxies'
-                // numbers are now.
-                let f = if c.flipped { (*f)?.reversed() } else { (*f)? };
-                let (a, b) = c.oriented();
-                Some(ContactReport {
-                    a: self.body_ref(a),
-                    b: self.body_ref(b),
-                    force_on_b: f.force_on_b,
-                    torque_on_b: f.torque_on_b,
-                    point: self.params.periodic.wrap(f.point).0,
-                })
+        self.listed_contacts().filter_map(|(c, f)| {
+            // Each pair is reported in the order it was first met, whatever its proxies'
+            // numbers are now.
+            let f = if c.flipped { (*f)?.reversed() } else { (*f)? };
+            let (a, b) = c.oriented();
+            Some(ContactReport {
+                a: self.body_ref(a),
+                b: self.body_ref(b),
+                force_on_b: f.force_on_b,
+                torque_on_b: f.torque_on_b,
+                point: self.params.periodic.wrap(f.point).0,
             })
+        })
+    }
+
+    /// The listed pairs with their forces in pair order, as one merged list would hold
+    /// them: the list's live pairs and the joined ones ([`crate::joined_pairs`]).
+    pub(crate) fn listed_contacts(
+        &self,
+    ) -> impl Iterator<Item = (&Contact, &Option<ContactForce>)> + '_ {
+        merged(
+            (&self.contacts, &self.contact_forces),
+            (&self.joined.contacts, &self.joined.forces),
+        )
+    }
+
+    /// Merges the joined pairs into the contact list and drops its ended ones: the list is
+    /// then every pair, sorted, for what reads or rewrites it whole.
+    pub(crate) fn merge_contacts(&mut self) {
+        self.contact_forces.resize(self.contacts.len(), None);
+        self.joined.merge_into(
+            (&mut self.contacts, &mut self.contact_forces),
+            (&mut self.spare_contacts, &mut self.spare_forces),
+        );
     }
 
     fn body_ref(&self, proxy: u32) -> BodyRef {

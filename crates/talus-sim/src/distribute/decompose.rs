@@ -285,6 +285,8 @@ impl World {
                 allowed: "one call of distribute or decompose per world",
             });
         }
+        // Every process reads and rewrites the whole contact list at every step.
+        self.merge_contacts();
         let held = self
             .slots
             .iter()
@@ -712,6 +714,7 @@ impl World {
         self.bodies = Vec::new();
         self.contacts = Vec::new();
         self.contact_forces = Vec::new();
+        self.joined.clear();
         self.spare_contacts = Vec::new();
         self.spare_forces = Vec::new();
         self.events.clear();

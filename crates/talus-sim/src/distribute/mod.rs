@@ -209,6 +209,8 @@ impl World {
         rebalance_every: u64,
     ) -> Result<(), SimError> {
         let (rank, size) = check_group(&*exchange, rebalance_every)?;
+        // Every process reads and rewrites the whole contact list at every step.
+        self.merge_contacts();
         self.distribution = Some(Distribution {
             exchange,
             rank: rank as u32,
