@@ -361,6 +361,9 @@ fn renumbering_changes_nothing_a_pair_computes() {
 
 #[test]
 fn the_renumbering_interval_changes_no_bit_of_a_run() {
+    // Renumbering merges the contact list's joined pairs into it (at every step with an
+    // interval of 1; never merged but when due without renumbering): so neither changes a
+    // bit.
     let run = |renumber_every| {
         let mut w = original(Setup {
             renumber_every,
