@@ -1753,4 +1753,67 @@ mod tests {
         let inner = Pose::new(p.position, rotation(&mut r));
         compare(&small, &inner, &ellipsoid, &p, &mut r, &mut tally).unwrap();
     }
+
+    /// A grain pressed flat onto a wall is bounded there by many of its own faces (more
+    /// than 8 of a 32-faced grain) and one of the wall's: the hint keeps them all, and the
+    /// next steps' overlaps come from those faces, agreeing with the reference.
+    #[test]
+    fn a_grain_flat_on_a_wall_is_found_from_its_last_faces() {
+        let wall = generate::rectangular_box(DVec3::new(0.2, 0.2, 0.05)).expect("box");
+        let wall_pose = Pose::new(DVec3::new(0.0, 0.0, -0.025), DQuat::IDENTITY);
+        let (mut many, mut reused_many) = (0, 0);
+        for seed in 0..200 {
+            let mut r = ChaCha8Rng::seed_from_u64(9000 + seed);
+            let g = generate::ellipsoid_grain(18, DVec3::new(0.01, 0.009, 0.004), &mut r)
+                .expect("grain");
+            // The grain lying flat, sunk a fifth of its height into the wall's top face.
+            let turn = DQuat::from_rotation_z(r.random_range(0.0..std::f64::consts::TAU));
+            let lowest = g
+                .vertices()
+                .iter()
+                .map(|v| (turn * *v).z)
+                .fold(f64::MAX, f64::min);
+            let sunk = 0.2 * 0.008;
+            let (mut cache, mut hint) = (FeatureCache::default(), OverlapHint::default());
+            for k in 0..5 {
+                // Sliding and turning a little from step to step.
+                let t = k as f64;
+                let pose = Pose::new(
+                    DVec3::new(1e-5 * t, 0.0, -lowest - sunk + 1e-6 * t),
+                    DQuat::from_rotation_x(1e-3 * t) * turn,
+                );
+                let by_faces = hint.faces.counts().0 > 8 && {
+                    let a_to_b = Iso::between(&pose, &wall_pose);
+                    let mut faces = hint.faces;
+                    WORKSPACE.with(|w| {
+                        from_faces(
+                            &g,
+                            &wall,
+                            &wall_pose,
+                            &a_to_b,
+                            &mut faces,
+                            &mut w.borrow_mut().reuse,
+                        )
+                        .is_some()
+                    })
+                };
+                let got = overlap_coherent(&g, &pose, &wall, &wall_pose, &mut cache, &mut hint);
+                let want = overlap_reference(&g, &pose, &wall, &wall_pose, None);
+                assert!(want.is_some(), "seed {seed} step {k}: no overlap");
+                agree(got, want, 0.02).unwrap_or_else(|e| panic!("seed {seed} step {k}: {e}"));
+                if k > 0 && hint.faces.counts().0 > 8 {
+                    many += 1;
+                    reused_many += usize::from(by_faces);
+                }
+            }
+        }
+        assert!(
+            many > 100,
+            "only {many} steps bounded by more than 8 faces of the grain"
+        );
+        assert!(
+            reused_many * 10 >= many * 9,
+            "{reused_many} of {many} reused"
+        );
+    }
 }

@@ -41,47 +41,55 @@ use crate::overlap::{BoundarySums, ORIGINAL, beyond, in_face};
 use crate::polyhedron::{ConvexPolyhedron, polygon_area_vector};
 use crate::tagged_polygon::TaggedPolygon;
 
-/// Faces kept per grain: a contact bounded by more is found afresh each step.
-pub(crate) const HINT_FACES: usize = 8;
+/// Faces kept per contact, over both grains: a contact bounded by more is found afresh
+/// each step. A grain resting on a wall or a large face is bounded there by as many of its
+/// own faces as the plane cuts (9 to 11 of a 32-faced grain lying flat, against the wall's
+/// one): with a limit per grain of 8, such a contact was found afresh at every step.
+pub(crate) const HINT_FACES: usize = 16;
 
-/// The faces of A and of B whose parts bounded the last A∩B (none kept: counts zero). Face
-/// indices are kept in 16 bits (every contact holds a hint, so its size is memory per
-/// grain); a grain of more faces is not reused.
+/// The faces of A and of B whose parts bounded the last A∩B (none kept: counts zero): A's
+/// first, then B's, in one array. Face indices are kept in 16 bits (every contact holds a
+/// hint, so its size is memory per grain); a grain of more faces is not reused.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct BoundingFaces {
-    a: [u16; HINT_FACES],
-    b: [u16; HINT_FACES],
+    faces: [u16; HINT_FACES],
     count_a: u8,
     count_b: u8,
 }
 
 impl BoundingFaces {
-    /// Makes these the faces `a` and `b`, or none when either list is empty, too long to
-    /// keep or holds an index past 16 bits. In place: a hint built apart and copied in is
-    /// stored a byte at a time and read back as wider words, which waits for the stores
-    /// to be done.
+    /// Makes these the faces `a` and `b`, or none when either list is empty, both are too
+    /// long to keep or one holds an index past 16 bits. In place: a hint built apart and
+    /// copied in is stored a byte at a time and read back as wider words, which waits for
+    /// the stores to be done.
     pub fn set(&mut self, a: &[u32], b: &[u32]) {
-        let keeps = |list: &[u32]| {
-            (1..=HINT_FACES).contains(&list.len()) && list.iter().all(|&f| u16::try_from(f).is_ok())
-        };
-        let (count_a, count_b) = if keeps(a) && keeps(b) {
+        let fits =
+            |list: &[u32]| !list.is_empty() && list.iter().all(|&f| f <= u32::from(u16::MAX));
+        let (count_a, count_b) = if fits(a) && fits(b) && a.len() + b.len() <= HINT_FACES {
             (a.len(), b.len())
         } else {
             (0, 0)
         };
-        for (list, kept, count) in [(a, &mut self.a, count_a), (b, &mut self.b, count_b)] {
-            for (k, kept) in kept.iter_mut().enumerate() {
-                *kept = if k < count { list[k] as u16 } else { 0 };
-            }
+        let listed = a[..count_a].iter().chain(&b[..count_b]);
+        let mut faces = listed.map(|&f| f as u16).chain(std::iter::repeat(0));
+        for kept in &mut self.faces {
+            *kept = faces.next().unwrap_or(0);
         }
         (self.count_a, self.count_b) = (count_a as u8, count_b as u8);
+    }
+
+    /// How many faces of A and of B are kept.
+    #[cfg(test)]
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        (usize::from(self.count_a), usize::from(self.count_b))
     }
 
     /// The faces of each grain, when there are some, all exist on `poly_a` and `poly_b` and
     /// none is listed twice (a part counted twice would double its share of the overlap).
     fn on(&self, poly_a: &ConvexPolyhedron, poly_b: &ConvexPolyhedron) -> Option<(&[u16], &[u16])> {
-        let fa = self.a.get(..usize::from(self.count_a))?;
-        let fb = self.b.get(..usize::from(self.count_b))?;
+        let (count_a, count_b) = (usize::from(self.count_a), usize::from(self.count_b));
+        let fa = self.faces.get(..count_a)?;
+        let fb = self.faces.get(count_a..count_a + count_b)?;
         let fits = |faces: &[u16], poly: &ConvexPolyhedron| {
             !faces.is_empty()
                 && faces.iter().all(|&f| usize::from(f) < poly.faces().len())
@@ -99,7 +107,7 @@ impl BoundingFaces {
 const IN_BITS: u32 = u64::BITS;
 
 /// Corners of the listed faces of one grain at most: a contact with more is found afresh.
-const MAX_CORNERS: usize = 64;
+const MAX_CORNERS: usize = 96;
 
 /// The listed faces of one grain in B's frame: their planes, their vertices (each once) with
 /// the distances to the other grain's listed planes, and the corners of each face.
@@ -114,7 +122,7 @@ struct Side {
     ids: [u32; MAX_CORNERS],
     points: [DVec3; MAX_CORNERS],
     distances: [f64; MAX_CORNERS * HINT_FACES],
-    beyond: [u8; MAX_CORNERS],
+    beyond: [u16; MAX_CORNERS],
     checked: [bool; MAX_CORNERS],
     vertices: usize,
     /// Bit `v`: vertex `v` (below [`IN_BITS`]) is listed, at `slot_of[v]`.
@@ -209,11 +217,11 @@ impl Side {
     fn measure(&mut self, planes: &[(DVec3, f64)], tolerance: f64) {
         for v in 0..self.vertices {
             let x = self.points[v];
-            let mut code = 0u8;
+            let mut code = 0u16;
             for (j, &(normal, offset)) in planes.iter().enumerate() {
                 let d = normal.dot(x) - offset;
                 self.distances[v * HINT_FACES + j] = d;
-                code |= u8::from(d > tolerance) << j;
+                code |= u16::from(d > tolerance) << j;
             }
             self.beyond[v] = code;
         }
@@ -225,8 +233,8 @@ impl Side {
     }
 
     /// The planes every corner of listed face `k` lies beyond, and those some corner does.
-    fn codes(&self, k: usize) -> (u8, u8) {
-        let (mut all, mut any) = (u8::MAX, 0u8);
+    fn codes(&self, k: usize) -> (u16, u16) {
+        let (mut all, mut any) = (u16::MAX, 0u16);
         for &v in &self.corners[self.corner_range(k)] {
             let code = self.beyond[usize::from(v)];
             all &= code;
@@ -706,7 +714,7 @@ fn clipped(
     own_is_a: bool,
     own: &Side,
     k: usize,
-    mut any: u8,
+    mut any: u16,
     faces: &[u32],
     planes: &[(DVec3, f64)],
     part: &mut TaggedPolygon,

@@ -36,8 +36,9 @@ use crate::wall::{WallGeometry, WallId};
 use crate::world::{Body, BodyRef, BoundingMethod, Fresh, GrainId, Slot, StepStats, World};
 
 /// The version of the snapshot layout; [`World::restore`] refuses other versions (2: each
-/// contact says which way round its bodies are met; 4: periodic axes and image counts).
-pub const SNAPSHOT_FORMAT: u32 = 4;
+/// contact says which way round its bodies are met; 4: periodic axes and image counts; 5:
+/// a contact's overlap hint keeps up to 16 faces over both grains, in one list).
+pub const SNAPSHOT_FORMAT: u32 = 5;
 
 /// The dynamic state of a [`World`]: everything that, with the rebuilt static parts,
 /// determines its future steps.
