@@ -38,9 +38,9 @@ impl JoinedPairs {
     }
 
     /// Whether the list is due to be merged: the pairs joined and ended since the last merge
-    /// are a sixteenth of it. The merge copies the list once; the pairs it puts off cost a
-    /// look at an ended pair or a copy of the joined list per step, so this keeps both near
-    /// a sixteenth of the list's copy per step at a flowing bed's rates of events.
+    /// are more than a sixteenth of it (or than 32). The merge copies the list once; until
+    /// then each step passes over the ended pairs and copies the joined ones when pairs
+    /// start, at most a sixteenth of the list's copy.
     pub fn is_due(&self, list_len: usize) -> bool {
         self.contacts.len() + self.ended_in_list > (list_len / 16).max(32)
     }
