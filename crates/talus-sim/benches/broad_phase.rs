@@ -15,8 +15,8 @@
 //! sweep and prune run on boxes grown by a skin, see `broad/skin.rs`), `sap` (incremental
 //! sweep and prune with automatic regions, without the skin), `sap-one-region` (the thesis' single set of lists), `sap-full-resort` (sort and sweep from
 //! scratch, the baseline), `grid` (linked cells, automatic size), `sorted` (seed 003's
-//! algorithm 1), and `brute` for n = 10^3 only. The timed iteration is one update: write the
-//! next step's boxes into the slice, then `update`. Each method is brought to the scene's
+//! algorithm 1), and `brute` for n = 10^3 only. Each iteration writes the next step's boxes into
+//! the slice, untimed (that is the engine's bounds stage), then times one `update`. Each method is brought to the scene's
 //! state by a few untimed updates first (its first update builds from scratch).
 //!
 //! After criterion's output, a table of the median time per update and per box of every
@@ -33,7 +33,7 @@
 
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use rand::{Rng, SeedableRng};
@@ -235,13 +235,22 @@ fn bench_scene(c: &mut Criterion, scene: &Scene, n: usize) {
             events.clear();
             method.update(&boxes, &mut events);
         }
+        // Only the update is timed: writing the next step's boxes is the engine's bounds
+        // stage, not its broad phase (and at 10^5 boxes it streams some 15 MB through memory
+        // from the scene's arrays, which a step does not).
         group.bench_function(BenchmarkId::new(name, n), |b| {
-            b.iter(|| {
-                t += 1;
-                scene.apply(t, &mut boxes);
-                events.clear();
-                method.update(black_box(&boxes), &mut events);
-                black_box(events.started.len() + events.ended.len())
+            b.iter_custom(|iterations| {
+                let mut spent = Duration::ZERO;
+                for _ in 0..iterations {
+                    t += 1;
+                    scene.apply(t, &mut boxes);
+                    events.clear();
+                    let start = Instant::now();
+                    method.update(black_box(&boxes), &mut events);
+                    spent += start.elapsed();
+                    black_box(events.started.len() + events.ended.len());
+                }
+                spent
             });
         });
     }

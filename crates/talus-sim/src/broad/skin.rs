@@ -15,8 +15,8 @@
 //! that left is enough to call it, and the sweep and prune then visits every box), and an
 //! update costs one containment test per box and one overlap test per candidate, read in
 //! pair order: the same work per box at any size of the bed (the memory it streams through
-//! aside: in the broad-phase benchmark's bed, 30 ns a box at 10³ boxes, whose arrays stay in
-//! the core's cache, and 66 ns at 10⁵). Where grains flow, the boxes that
+//! aside: in the broad-phase benchmark's bed, 28 ns a box at 10³ boxes, whose arrays stay in
+//! the core's cache, and 59 ns at 10⁵). Where grains flow, the boxes that
 //! left are brought up to date in the inner method (for the incremental sweep and prune:
 //! only their ends move), and the cost is about that of the inner method alone.
 //!
