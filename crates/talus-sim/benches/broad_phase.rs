@@ -13,11 +13,12 @@
 //!
 //! Methods: `sap-skin` (the engine's broad phase, [`BroadPhaseKind::default`]: incremental
 //! sweep and prune run on boxes grown by a skin, see `broad/skin.rs`), `sap` (incremental
-//! sweep and prune with automatic regions, without the skin), `sap-one-region` (the thesis' single set of lists), `sap-full-resort` (sort and sweep from
-//! scratch, the baseline), `grid` (linked cells, automatic size), `sorted` (seed 003's
-//! algorithm 1), and `brute` for n = 10^3 only. Each iteration writes the next step's boxes into
-//! the slice, untimed (that is the engine's bounds stage), then times one `update`. Each method is brought to the scene's
-//! state by a few untimed updates first (its first update builds from scratch).
+//! sweep and prune with automatic regions, without the skin), `sap-one-region` (the thesis'
+//! single set of lists), `sap-full-resort` (sort and sweep from scratch, the baseline),
+//! `grid` (linked cells, automatic size), `sorted` (seed 003's algorithm 1), and `brute` for
+//! n = 10^3 only. Each iteration writes the next step's boxes into the slice, untimed (that
+//! is the engine's bounds stage), then times one `update`. Each method is brought to the
+//! scene's state by a few untimed updates first (its first update builds from scratch).
 //!
 //! After criterion's output, a table of the median time per update and per box of every
 //! method, scene and n (read back from criterion's estimates), and the two targets of the
