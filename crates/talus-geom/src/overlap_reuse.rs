@@ -71,9 +71,9 @@ impl BoundingFaces {
             (0, 0)
         };
         let listed = a[..count_a].iter().chain(&b[..count_b]);
-        let mut faces = listed.map(|&f| f as u16).chain(std::iter::repeat(0));
-        for kept in &mut self.faces {
-            *kept = faces.next().unwrap_or(0);
+        let faces = listed.map(|&f| f as u16).chain(std::iter::repeat(0));
+        for (kept, f) in self.faces.iter_mut().zip(faces) {
+            *kept = f;
         }
         (self.count_a, self.count_b) = (count_a as u8, count_b as u8);
     }
