@@ -387,7 +387,15 @@ fn chute(sweeps: &Path, docs: &Path, out: &mut String) {
         out.push_str("\nNo incline brackets h_stop: no β.\n\n");
         return;
     };
-    let _ = writeln!(out, "\nβ = {beta:.3} ± {error:.3} from {n} steady runs.\n");
+    // One run has no scatter to give an error with.
+    if n > 1 {
+        let _ = writeln!(out, "\nβ = {beta:.3} ± {error:.3} from {n} steady runs.\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "\nβ = {beta:.3} from one steady run (no scatter to give an error).\n"
+        );
+    }
     let h_stop = |a: f64| {
         brackets
             .iter()
