@@ -91,12 +91,20 @@ impl BoundingFaces {
         let fa = self.faces.get(..count_a)?;
         let fb = self.faces.get(count_a..count_a + count_b)?;
         let fits = |faces: &[u16], poly: &ConvexPolyhedron| {
-            !faces.is_empty()
-                && faces.iter().all(|&f| usize::from(f) < poly.faces().len())
-                && faces
-                    .iter()
-                    .enumerate()
-                    .all(|(i, f)| !faces[i + 1..].contains(f))
+            let exist = faces.iter().all(|&f| usize::from(f) < poly.faces().len());
+            // Each face once: below `IN_BITS` by a bit set, past it by a search.
+            let mut seen = 0u64;
+            let once = faces.iter().enumerate().all(|(i, &f)| {
+                if u32::from(f) < IN_BITS {
+                    let bit = 1u64 << f;
+                    let first = seen & bit == 0;
+                    seen |= bit;
+                    first
+                } else {
+                    !faces[i + 1..].contains(&f)
+                }
+            });
+            !faces.is_empty() && exist && once
         };
         (fits(fa, poly_a) && fits(fb, poly_b)).then_some((fa, fb))
     }
@@ -110,19 +118,20 @@ const IN_BITS: u32 = u64::BITS;
 const MAX_CORNERS: usize = 96;
 
 /// The listed faces of one grain in B's frame: their planes, their vertices (each once) with
-/// the distances to the other grain's listed planes, and the corners of each face.
+/// where they lie against the other grain's listed planes, and the corners of each face.
 struct Side {
     /// Per listed face: its index, unit normal and offset.
     faces: [u32; HINT_FACES],
     planes: [(DVec3, f64); HINT_FACES],
     count: usize,
-    /// Per vertex: its index on its grain, its position, its distances to the other side's
-    /// planes (`HINT_FACES` per vertex), which of those planes it lies beyond (bit `j`), and
-    /// whether it was checked to lie in the other grain.
+    /// Per vertex: its index on its grain, its position, which of the other side's planes
+    /// it lies beyond (bit `j`), and whether it was checked to lie in the other grain.
     ids: [u32; MAX_CORNERS],
     points: [DVec3; MAX_CORNERS],
-    distances: [f64; MAX_CORNERS * HINT_FACES],
     beyond: [u16; MAX_CORNERS],
+    /// Per vertex, which of the other side's planes it lies in (bit `j`: within the
+    /// tolerance of plane `j`).
+    near: [u16; MAX_CORNERS],
     checked: [bool; MAX_CORNERS],
     vertices: usize,
     /// Bit `v`: vertex `v` (below [`IN_BITS`]) is listed, at `slot_of[v]`.
@@ -143,8 +152,8 @@ impl Default for Side {
             count: 0,
             ids: [0; MAX_CORNERS],
             points: [DVec3::ZERO; MAX_CORNERS],
-            distances: [0.0; MAX_CORNERS * HINT_FACES],
             beyond: [0; MAX_CORNERS],
+            near: [0; MAX_CORNERS],
             checked: [false; MAX_CORNERS],
             vertices: 0,
             seen: 0,
@@ -213,17 +222,18 @@ impl Side {
 
     /// Measures every vertex against `planes` (the other side's): bit `j` of a vertex's code
     /// when it lies beyond plane `j` by more than `tolerance`, by the arithmetic of
-    /// [`TaggedPolygon::clip`].
+    /// [`TaggedPolygon::clip`], and of its `near` code when it lies within `tolerance` of it.
     fn measure(&mut self, planes: &[(DVec3, f64)], tolerance: f64) {
         for v in 0..self.vertices {
             let x = self.points[v];
-            let mut code = 0u16;
+            let (mut code, mut near) = (0u16, 0u16);
             for (j, &(normal, offset)) in planes.iter().enumerate() {
                 let d = normal.dot(x) - offset;
-                self.distances[v * HINT_FACES + j] = d;
                 code |= u16::from(d > tolerance) << j;
+                near |= u16::from(d.abs() <= tolerance) << j;
             }
             self.beyond[v] = code;
+            self.near[v] = near;
         }
     }
 
@@ -243,12 +253,12 @@ impl Side {
         (all, any)
     }
 
-    /// Whether listed face `k` lies in the other side's plane `j` (every corner within
-    /// `tolerance` of it).
-    fn lies_in_plane(&self, k: usize, j: usize, tolerance: f64) -> bool {
+    /// The other side's planes listed face `k` lies in (bit `j`: every corner within the
+    /// tolerance of plane `j`, as [`Side::measure`] found).
+    fn in_planes(&self, k: usize) -> u16 {
         self.corners[self.corner_range(k)]
             .iter()
-            .all(|&v| self.distances[usize::from(v) * HINT_FACES + j].abs() <= tolerance)
+            .fold(u16::MAX, |all, &v| all & self.near[usize::from(v)])
     }
 }
 
@@ -561,8 +571,8 @@ fn one_sided(
 ) -> Option<bool> {
     let x_planes = &x.planes[..x.count];
     y.measure(x_planes, pair.tolerance);
-    let coplanar =
-        (0..y.count).any(|k| (0..x.count).any(|j| y.lies_in_plane(k, j, pair.tolerance)));
+    let x_bits = ((1u32 << x.count) - 1) as u16;
+    let coplanar = (0..y.count).any(|k| y.in_planes(k) & x_bits != 0);
     if coplanar {
         return None;
     }
@@ -772,10 +782,9 @@ fn two_sided(
         // flush side by side: it bounds A∩B, but no contact acts across it (and the face of
         // B there closes the boundary instead).
         let normal = side_a.planes[k].0;
-        let flush = (0..side_b.count).any(|j| {
-            side_b.planes[j].0.dot(normal) > 1.0 - 1e-12
-                && side_a.lies_in_plane(k, j, pair.tolerance)
-        });
+        let in_planes = side_a.in_planes(k);
+        let flush = (0..side_b.count)
+            .any(|j| (in_planes >> j) & 1 == 1 && side_b.planes[j].0.dot(normal) > 1.0 - 1e-12);
         if !flush {
             let vector_area = found.sums.add_contact(part.points());
             magnitude += vector_area.length();
@@ -790,9 +799,10 @@ fn two_sided(
         // A face of B lying in a face of A with the same orientation is on A's surface and
         // already counted as A's part; counting it twice would double that boundary.
         let normal = pair.b_to_a.vector(side_b.planes[k].0);
+        let in_planes = side_b.in_planes(k);
         let lies_in_a = (0..side_a.count).any(|i| {
-            pair.a.faces()[side_a.faces[i] as usize].normal.dot(normal) > 1.0 - 1e-12
-                && side_b.lies_in_plane(k, i, pair.tolerance)
+            (in_planes >> i) & 1 == 1
+                && pair.a.faces()[side_a.faces[i] as usize].normal.dot(normal) > 1.0 - 1e-12
         });
         let vector_area = polygon_area_vector(part.points());
         closure += vector_area;
