@@ -24,7 +24,9 @@
 //! method, scene and n (read back from criterion's estimates), and the two targets of the
 //! issue: in the bed at 10^5 boxes the incremental update at least 5 times cheaper than the
 //! full re-sort, and the engine's time per box growing at most 1.2 times from 10^3 to 10^5
-//! (printed for `sap` alone too).
+//! (printed for `sap` alone too), with the growth of the engine's candidates per box (each
+//! tested at every update: the bed's surface, where boxes have fewer neighbours, holds a
+//! smaller share of them at 10^5) and of its time per candidate.
 //!
 //! Run with `cargo bench -p talus-sim --bench broad_phase`; `TALUS_BENCH_N=1000,10000`
 //! limits the sizes. The bed's boxes are numbered layer by layer, row by row (x fastest);
@@ -42,7 +44,8 @@ use rand_chacha::ChaCha8Rng;
 use talus_geom::Aabb;
 use talus_geom::glam::DVec3;
 use talus_sim::broad::{
-    BroadPhase, BroadPhaseKind, BruteForce, PairEvents, SortedDistance, SweepAndPrune, UniformGrid,
+    BroadPhase, BroadPhaseKind, BruteForce, DEFAULT_SKIN, PairEvents, Skinned, SortedDistance,
+    SweepAndPrune, UniformGrid,
 };
 use talus_sim::periodic::Periodic;
 use talus_sim::renumber::morton_key;
@@ -303,7 +306,8 @@ fn human(ns: f64) -> String {
 }
 
 /// Prints the table of medians and the two targets.
-fn report(sizes: &[usize], scenes: &[&str]) {
+/// `bed_candidates`: the engine's candidates per box in the bed, by n.
+fn report(sizes: &[usize], scenes: &[&str], bed_candidates: &[(usize, f64)]) {
     println!("\nMedian per update (per box), from criterion's estimates:");
     println!(
         "{:<6} {:<16} {:>8} {:>12} {:>12}",
@@ -344,6 +348,22 @@ fn report(sizes: &[usize], scenes: &[&str]) {
             "target 2 (bed): the engine's time per box 10^5 / 10^3 = {growth:.2} (≤ 1.2: {})",
             if growth <= 1.2 { "met" } else { "MISSED" }
         );
+        // A box inside the bed has more neighbours than one on its surface, and a larger bed
+        // has fewer of its boxes on the surface: the work per box grows with the
+        // candidates per box; the time per candidate is what the memory adds.
+        let per_box = |n| {
+            bed_candidates
+                .iter()
+                .find(|&&(m, _)| m == n)
+                .map(|&(_, c)| c)
+        };
+        if let (Some(c_small), Some(c_large)) = (per_box(1_000), per_box(100_000)) {
+            println!(
+                "  (candidates per box 10^5 / 10^3 = {:.2}; time per candidate 10^5 / 10^3 = {:.2})",
+                c_large / c_small,
+                growth * c_small / c_large
+            );
+        }
     }
     if let (Some(small), Some(large)) = (get("sap", 1_000), get("sap", 100_000)) {
         println!(
@@ -365,18 +385,27 @@ fn main() {
     let mut c = Criterion::default().configure_from_args();
     let sizes = sizes();
     let mut rng = ChaCha8Rng::seed_from_u64(2024);
+    let mut bed_candidates = Vec::new();
     for &n in &sizes {
         let bed = Scene::bed(n, &mut rng);
         let cloud = Scene::cloud(n, &mut rng);
         for scene in [&bed, &cloud] {
-            // Context: pairs per box in the scene.
+            // Context: pairs per box in the scene, and the engine's candidates (pairs of
+            // grown boxes), each of which it tests at every update.
             let mut boxes = vec![None; n];
             scene.apply(1, &mut boxes);
             let mut sap = SweepAndPrune::default();
             let mut events = PairEvents::default();
             sap.update(&boxes, &mut events);
+            let mut skinned = Skinned::new(Box::<SweepAndPrune>::default(), DEFAULT_SKIN);
+            skinned.update(&boxes, &mut PairEvents::default());
+            let candidates = skinned.candidate_count() as f64 / n as f64;
+            if scene.name() == "bed" {
+                bed_candidates.push((n, candidates));
+            }
             println!(
-                "{} n = {n}: {:.2} overlapping pairs per box, {} regions of edge {:.2}",
+                "{} n = {n}: {:.2} overlapping pairs per box, {candidates:.2} candidates per box \
+                 (sap-skin), {} regions of edge {:.2}",
                 scene.name(),
                 sap.pair_count() as f64 / n as f64,
                 sap.region_count(),
@@ -386,5 +415,5 @@ fn main() {
         }
     }
     c.final_summary();
-    report(&sizes, &["bed", "cloud"]);
+    report(&sizes, &["bed", "cloud"], &bed_candidates);
 }

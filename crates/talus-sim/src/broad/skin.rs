@@ -14,9 +14,10 @@
 //! method is then not called at all (it would see the same boxes and report nothing; one box
 //! that left is enough to call it, and the sweep and prune then visits every box), and an
 //! update costs one containment test per box and one overlap test per candidate, both in one
-//! pass over the slots, the candidates read in pair order: the same work per box at any size
-//! of the bed (the memory it streams through aside: in the broad-phase benchmark's bed, 23 ns
-//! a box at 10³ boxes, whose arrays stay in the core's cache, and 53 ns at 10⁵). Where
+//! pass over the slots, the candidates read in pair order: the same work per candidate at any
+//! size of the bed (the memory it streams through aside: in the broad-phase benchmark's bed,
+//! 23 ns a box at 10³ boxes, whose arrays stay in the core's cache, and 53 ns at 10⁵, where
+//! a box also has 1.2 times the candidates, fewer boxes lying on the bed's surface). Where
 //! grains flow, the boxes that left are brought up to date in the inner method (for the
 //! incremental sweep and prune: only their ends move), and the cost is about that of the
 //! inner method alone.
