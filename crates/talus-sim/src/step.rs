@@ -256,21 +256,30 @@ fn narrow(
     fn chunks<'l>(
         contacts: &'l mut [Contact],
         forces: &'l mut [Option<ContactForce>],
+        size: usize,
     ) -> impl DoubleEndedIterator<Item = (&'l mut [Contact], &'l mut [Option<ContactForce>])> {
-        contacts
-            .chunks_mut(NARROW_CHUNK)
-            .zip(forces.chunks_mut(NARROW_CHUNK))
+        contacts.chunks_mut(size).zip(forces.chunks_mut(size))
     }
+    let size = ((listed.len() + joined.len()) / (threads * NARROW_CHUNKS_PER_THREAD))
+        .clamp(NARROW_CHUNK_MIN, NARROW_CHUNK);
     workers.share(
-        chunks(listed, listed_forces).chain(chunks(joined, joined_forces)),
+        chunks(listed, listed_forces, size).chain(chunks(joined, joined_forces, size)),
         |(contacts, forces)| contacts.iter_mut().zip(forces.iter_mut()).for_each(one),
         beside,
     );
     true
 }
 
-/// Pairs a thread of the narrow phase takes at a time.
+/// Pairs a thread of the narrow phase takes at a time, at most.
 const NARROW_CHUNK: usize = 64;
+
+/// Pairs a thread of the narrow phase takes at a time, at least.
+const NARROW_CHUNK_MIN: usize = 16;
+
+/// Chunks per thread the narrow phase's pairs are cut into, as long as they hold between
+/// [`NARROW_CHUNK_MIN`] and [`NARROW_CHUNK`] pairs: the threads end a stage at most a chunk
+/// apart, so a small world's pairs are cut finer.
+const NARROW_CHUNKS_PER_THREAD: usize = 32;
 
 /// Whether a pair's bodies are still farther apart than `reach`: the gap its last query
 /// found ([`FeatureCache::clearance`]) less how far both bodies have moved since stays above
