@@ -1205,8 +1205,8 @@ impl Runner {
             let near: Vec<DVec3> = self
                 .exp
                 .world
-                .grain_states()
-                .map(|g| g.pose.position)
+                .grain_positions()
+                .map(|(_, x, _)| x)
                 .filter(|x| x.cmpge(lo - reach).all() && x.cmple(hi + reach).all())
                 .collect();
             for x in self.exp.world.gather_owned(near) {
@@ -1286,8 +1286,8 @@ impl Runner {
             let up = up_direction(self.exp.scenario.gravity_vector());
             let position = at + horizontal_offset(up, jitter, &mut rng);
             let periodic = world.params().periodic;
-            let blocked = world.grain_states().any(|g| {
-                let x = g.pose.position + periodic.nearest_image(position, g.pose.position);
+            let blocked = world.grain_positions().any(|(_, at, _)| {
+                let x = at + periodic.nearest_image(position, at);
                 x.distance_squared(position) < reach * reach
             });
             let blocked = world.gather_owned(vec![blocked]).contains(&true);

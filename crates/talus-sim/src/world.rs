@@ -958,6 +958,17 @@ impl World {
         })
     }
 
+    /// Every grain's id, position (its centre of mass) and mass, in the order of
+    /// [`World::grains`]: what a probe that looks at where the grains are needs at every
+    /// step, without the velocities and orientations [`World::grain_states`] works out.
+    pub fn grain_positions(&self) -> impl Iterator<Item = (GrainId, DVec3, f64)> + '_ {
+        let view = self.ecs.view::<(&Pose, &Inertia)>();
+        self.owned_slots().into_iter().filter_map(move |slot| {
+            let (pose, inertia) = view.get(self.slots[slot]?)?;
+            Some((self.id_of(slot), pose.position, inertia.mass))
+        })
+    }
+
     /// The state of the grain in `slot` from its components.
     fn state_of(
         &self,

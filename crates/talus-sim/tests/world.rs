@@ -207,7 +207,8 @@ fn removed_grains_leave_their_pairs() {
 }
 
 /// The states of all grains at once are those read one by one, in the order of the ids,
-/// with gaps left by removed grains, for grains not yet stepped and for both integrators.
+/// with gaps left by removed grains, for grains not yet stepped and for both integrators;
+/// the positions alone are theirs.
 #[test]
 fn all_grain_states_are_the_states_read_one_by_one() {
     for integrator in [IntegratorKind::Verlet, IntegratorKind::Gear] {
@@ -237,6 +238,13 @@ fn all_grain_states_are_the_states_read_one_by_one() {
         assert_eq!(all, one_by_one, "{integrator:?}");
         assert_eq!(all.len(), 5);
         assert_eq!(all.last().unwrap().velocity, DVec3::new(0.0, 0.5, 0.0));
+        // The positions alone are those of the states, in the same order.
+        let positions: Vec<_> = w.grain_positions().collect();
+        let of_states: Vec<_> = all
+            .iter()
+            .map(|g| (g.id, g.pose.position, g.inertia.mass))
+            .collect();
+        assert_eq!(positions, of_states, "{integrator:?}");
     }
 }
 

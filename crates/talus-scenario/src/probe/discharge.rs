@@ -145,9 +145,9 @@ impl Discharge {
         let time = world.time();
         self.last_time = time;
         let below: Vec<(GrainId, f64)> = world
-            .grain_states()
-            .filter(|g| g.pose.position.z < self.outlet_z)
-            .map(|g| (g.id, g.inertia.mass))
+            .grain_positions()
+            .filter(|&(_, position, _)| position.z < self.outlet_z)
+            .map(|(id, _, mass)| (id, mass))
             .collect();
         let mut below = world.gather_owned(below);
         below.sort_unstable_by_key(|&(id, _)| id);
