@@ -1286,8 +1286,8 @@ impl Runner {
             let up = up_direction(self.exp.scenario.gravity_vector());
             let position = at + horizontal_offset(up, jitter, &mut rng);
             let periodic = world.params().periodic;
-            let blocked = world.grain_positions().any(|(_, at, _)| {
-                let x = at + periodic.nearest_image(position, at);
+            let blocked = world.grain_positions().any(|(_, centre, _)| {
+                let x = centre + periodic.nearest_image(position, centre);
                 x.distance_squared(position) < reach * reach
             });
             let blocked = world.gather_owned(vec![blocked]).contains(&true);
